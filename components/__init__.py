@@ -1,0 +1,1 @@
+"""warpgraph.components"""

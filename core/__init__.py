@@ -1,0 +1,1 @@
+"""Core engine: errors, the shared event-driven clock, statistics and the component registry."""
