@@ -1,1 +1,31 @@
-"""warpgraph.explore"""
+"""warpgraph.explore: design-space exploration with Optuna.
+
+    from warpgraph import explore
+    spec = explore.load_study("explore/examples/tma_depth_bw.yaml")
+    study = explore.run_study(spec, workers=1)            # or: warpgraph explore STUDY.yaml
+    df = explore.results(study)                           # pandas, one row per trial
+    explore.export(df, "tma.parquet"); explore.report(spec)
+
+Uses only the public API of warpgraph (load_arch, load_record, simulate, UserError).
+"""
+from __future__ import annotations
+
+__all__ = ["load_study", "parse_study", "StudySpec", "StudyError", "run_study", "run_worker", "prepare",
+           "results", "export", "report", "plot_pareto", "plot_metric_vs_params", "plot_importance",
+           "param_importances", "pareto_mask", "cost_metrics", "open_storage", "counts"]
+
+_WHERE = {
+    "load_study": "spec", "parse_study": "spec", "StudySpec": "spec", "StudyError": "spec",
+    "run_study": "study", "run_worker": "study", "prepare": "study", "open_storage": "study", "counts": "study",
+    "results": "results", "export": "results", "report": "results", "plot_pareto": "results",
+    "plot_metric_vs_params": "results", "plot_importance": "results", "param_importances": "results",
+    "pareto_mask": "results", "cost_metrics": "metrics",
+}
+
+
+def __getattr__(name):  # lazy: importing warpgraph.explore does not import optuna/pandas
+    if name in _WHERE:
+        import importlib
+
+        return getattr(importlib.import_module(f"warpgraph.explore.{_WHERE[name]}"), name)
+    raise AttributeError(name)

@@ -1,0 +1,135 @@
+"""CTA scheduler: occupancy limits and CTA placement over SMs (waves).
+
+``occupancy(...)`` computes CTAs per SM from registers, shared memory, warps, threads and the CTA slot
+limit (CUDA occupancy-calculator rules: registers allocated per warp in units of ``reg_alloc_unit`` after
+rounding registers/thread up to ``reg_granularity``; shared memory per CTA rounded up to the allocation
+granularity plus ``reserved_smem_per_cta_bytes``, 1 KiB on Hopper).
+
+``CtaScheduler`` places CTAs round-robin over SMs in launch order (CTA i of the first wave on SM
+``sm_order[i % n_sms]``, then the next slot...), and launches the next pending CTA on an SM as soon as one of
+its CTAs retires (after ``launch_latency_cycles``). ``place_cluster`` is the GPC hook for thread-block
+clusters (all CTAs of a cluster on SMs of one GPC).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from warpgraph.components.base import Component
+from warpgraph.core.errors import RecordError
+from warpgraph.core.registry import register_component
+
+__all__ = ["Occupancy", "occupancy", "CtaScheduler", "round_up"]
+
+
+def round_up(x: int, unit: int) -> int:
+    return -(-int(x) // unit) * unit if unit > 1 else int(x)
+
+
+@dataclass
+class Occupancy:
+    ctas_per_sm: int
+    limiter: str
+    warps_per_cta: int
+    registers_per_thread: int
+    registers_source: str
+    smem_per_cta_bytes: int
+    limits: dict = field(default_factory=dict)
+
+    @property
+    def warps_per_sm(self) -> int:
+        return self.ctas_per_sm * self.warps_per_cta
+
+
+def occupancy(*, threads_per_cta: int, registers_per_thread: int, smem_per_cta_bytes: int,
+              registers_source: str = "given",
+              max_warps_per_sm: int = 64, max_threads_per_sm: int = 2048, max_ctas_per_sm: int = 32,
+              registers_per_sm: int = 65536, reg_alloc_unit: int = 256, reg_granularity: int = 8,
+              max_registers_per_thread: int = 255, smem_per_sm_bytes: int = 233472,
+              max_smem_per_cta_bytes: int = 232448, reserved_smem_per_cta_bytes: int = 1024,
+              smem_alloc_unit_bytes: int = 128, location: str | None = None) -> Occupancy:
+    """CTAs per SM and the binding limit (H200 defaults: hopper-blackwell-facts.md, CUDA occupancy rules)."""
+    warps = -(-threads_per_cta // 32)
+    regs = min(max_registers_per_thread, max(1, round_up(registers_per_thread, reg_granularity)))
+    regs_per_warp = round_up(regs * 32, reg_alloc_unit)
+    smem = round_up(smem_per_cta_bytes, smem_alloc_unit_bytes) + reserved_smem_per_cta_bytes
+    if threads_per_cta > 1024 or threads_per_cta <= 0:
+        raise RecordError(f"block of {threads_per_cta} threads", location=location, hint="1..1024 threads per CTA")
+    if smem_per_cta_bytes > max_smem_per_cta_bytes:
+        raise RecordError(f"shared memory per CTA {smem_per_cta_bytes} B exceeds the SM limit "
+                          f"{max_smem_per_cta_bytes} B", location=location,
+                          hint=f"<= {max_smem_per_cta_bytes} bytes of shared memory per CTA")
+    limits = {
+        "warps": max_warps_per_sm // warps,
+        "threads": max_threads_per_sm // threads_per_cta,
+        "ctas": max_ctas_per_sm,
+        "registers": registers_per_sm // (regs_per_warp * warps),
+        "shared_memory": smem_per_sm_bytes // smem if smem > 0 else max_ctas_per_sm,
+    }
+    limiter = min(limits, key=lambda k: (limits[k], k))
+    n = limits[limiter]
+    if n < 1:
+        raise RecordError(f"a CTA does not fit on an SM (limited by {limiter}: {limits})", location=location,
+                          hint="fewer registers/threads/shared memory per CTA")
+    return Occupancy(n, limiter, warps, regs, registers_source, smem, limits)
+
+
+@register_component(role="cta_scheduler", kind="round_robin")
+class CtaScheduler(Component):
+    """Round-robin CTA placement with waves. Use :meth:`setup` before :meth:`initial`/:meth:`on_retire`."""
+
+    def setup(self, n_ctas: int, n_sms: int, ctas_per_sm: int, *, launch_latency_cycles: int = 0,
+              sm_order: list[int] | None = None, cluster_size: int = 1, sms_per_gpc: int | None = None):
+        self.n_ctas = n_ctas
+        self.n_sms = n_sms
+        self.ctas_per_sm = ctas_per_sm
+        self.launch_latency = launch_latency_cycles
+        self.sm_order = list(sm_order) if sm_order is not None else list(range(n_sms))
+        self.cluster_size = cluster_size
+        self.sms_per_gpc = sms_per_gpc
+        self.next_cta = 0
+        self.resident = [0] * n_sms
+        return self
+
+    @classmethod
+    def standalone(cls, n_ctas, n_sms, ctas_per_sm, **kw) -> "CtaScheduler":
+        return cls("cta_scheduler", None, None).setup(n_ctas, n_sms, ctas_per_sm, **kw)
+
+    def initial(self) -> list[tuple[int, int]]:
+        """(cta, sm) of the first wave, in launch order (slot-major round robin over ``sm_order``)."""
+        out = []
+        if self.cluster_size > 1:
+            return self.place_cluster_wave()
+        for slot in range(self.ctas_per_sm):
+            for sm in self.sm_order:
+                if self.next_cta >= self.n_ctas:
+                    return out
+                out.append((self.next_cta, sm))
+                self.resident[sm] += 1
+                self.next_cta += 1
+        return out
+
+    def on_retire(self, sm: int) -> int | None:
+        """A CTA on ``sm`` retired: the next pending CTA to launch there (or None)."""
+        self.resident[sm] -= 1
+        if self.next_cta >= self.n_ctas:
+            return None
+        cta = self.next_cta
+        self.next_cta += 1
+        self.resident[sm] += 1
+        return cta
+
+    def place_cluster_wave(self) -> list[tuple[int, int]]:
+        """GPC hook for clusters: consecutive CTAs of a cluster go to consecutive SMs of one GPC (``sm_order``
+        is GPC-major). Minimal version: clusters never straddle a GPC boundary when ``sms_per_gpc`` is known."""
+        out = []
+        cs = self.cluster_size
+        per = self.sms_per_gpc or self.n_sms
+        usable = [sm for i, sm in enumerate(self.sm_order) if (i % per) < (per // cs) * cs]
+        for slot in range(self.ctas_per_sm):
+            for sm in usable:
+                if self.next_cta >= self.n_ctas:
+                    return out
+                out.append((self.next_cta, sm))
+                self.resident[sm] += 1
+                self.next_cta += 1
+        return out

@@ -1,0 +1,167 @@
+"""mbarrier timing (paper III-B, Table II): phases, pending arrivals, transaction bytes, polling visibility.
+
+State per barrier key (``cta_global_index << 32 | shared_address``): expected arrival count, pending arrivals,
+pending tx bytes (may go negative when ``complete_tx`` precedes ``expect_tx``), and the completion cycle of
+every finished phase. A phase completes when pending arrivals and pending tx bytes are both zero; the barrier
+then re-arms (pending = expected, tx = 0).
+
+Waiting (``wait``) models the polling loop of one warp without ticking:
+
+* ``test_wait`` / no-hint ``try_wait``: a poll returns its predicate ``test_wait_cycles`` /
+  ``try_wait_cycles`` (42 on RTX 5090) after it starts, independent of the barrier state; the state is sampled
+  when the poll starts. A failed poll (plus ``try_wait_max_suspend_cycles`` of suspension) is followed by the
+  loop's own instructions (``poll_loop_cycles``: predicate branch back; 7 = 49-cycle staircase step of paper
+  Fig. 5b minus the 42-cycle poll) and the next poll. A completion is therefore seen only by the first poll
+  that *starts* after it (the staircase of paper Fig. 5b).
+* ``try_wait`` with a suspend-time hint: on a complete barrier the result is ready after
+  ``try_wait_hint_complete_cycles`` (150) regardless of the hint; on an incomplete one the thread sleeps for
+  the hint quantised up to a power of two (``hint_quantization``) and the poll returns false after
+  ``150 + Q(hint)``; as above the completion is only visible to the next poll (no early wake-up).
+* ``phase_wakeup_cycles`` is added to every observation that needed more than one poll.
+
+``wait`` returns the success cycle when the first poll succeeds, else ``None`` and later schedules
+``wake(cycle)`` on the engine at the success cycle.
+"""
+from __future__ import annotations
+
+from warpgraph.components.memory import param
+from warpgraph.core.errors import SimulationError
+from warpgraph.core.registry import register_component
+
+__all__ = ["MbarrierUnit", "quantize_hint"]
+
+
+def quantize_hint(hint: int, mode: str = "power_of_two") -> int:
+    """Suspension time for a try_wait hint: the next power of two >= hint (0 stays 0)."""
+    if hint <= 0:
+        return 0
+    if mode == "power_of_two":
+        return 1 << (int(hint) - 1).bit_length()
+    return int(hint)
+
+
+class _Bar:
+    __slots__ = ("expected", "pending", "tx", "times", "waiters")
+
+    def __init__(self, count: int):
+        self.expected = count
+        self.pending = count
+        self.tx = 0
+        self.times: list[int] = []  # completion cycle of phase i
+        self.waiters: list = []  # [phase, t0, op, hint, wake]
+
+
+@register_component(role="mbarrier", kind="default")
+class MbarrierUnit:
+    role = "mbarrier"
+    kind = "default"
+
+    def __init__(self, spec, engine):
+        self.engine = engine
+        mb = getattr(spec, "mbarrier", None)
+        self.test_wait = int(param(mb, "test_wait_cycles", 42))
+        self.try_wait = int(param(mb, "try_wait_cycles", 42))
+        self.hint_complete = int(param(mb, "try_wait_hint_complete_cycles", 150))
+        self.max_suspend = int(param(mb, "try_wait_max_suspend_cycles", 0))
+        self.quant = str(param(mb, "hint_quantization", "power_of_two"))
+        self.wakeup = int(param(mb, "phase_wakeup_cycles", 0))
+        self.loop = int(param(mb, "poll_loop_cycles", 7))  # not in schema yet (see module docstring)
+        self.bars: dict[int, _Bar] = {}
+        self.n_polls = 0
+        self.n_waits = 0
+        self.n_phases = 0
+        self.wait_cycles = 0
+
+    # ------------------------------------------------------------------------------------------------
+    def _bar(self, key: int) -> _Bar:
+        b = self.bars.get(key)
+        if b is None:
+            raise SimulationError(f"mbarrier 0x{key:x} used before mbarrier.init",
+                                  hint="mbarrier.init before arrive / expect_tx / wait")
+        return b
+
+    def init(self, key: int, count: int, t: int) -> None:
+        self.bars[key] = _Bar(int(count))
+
+    def arrive(self, key: int, t: int, arrivals: int = 1, tx_bytes: int = 0) -> None:
+        """arrive / arrive.expect_tx (expect_tx is applied before the arrival)."""
+        b = self._bar(key)
+        b.tx += tx_bytes
+        b.pending -= arrivals
+        if b.pending < 0:
+            raise SimulationError(f"mbarrier 0x{key:x}: more arrivals than the expected count {b.expected}",
+                                  hint="arrival count of mbarrier.init")
+        if b.pending == 0 and b.tx == 0:
+            self._complete(b, t)
+
+    def expect_tx(self, key: int, t: int, tx_bytes: int) -> None:
+        self._bar(key).tx += tx_bytes
+
+    def complete_tx(self, key: int, nbytes: int, t: int) -> None:
+        """Called by the TMA unit (an engine event at ``t``) when a transaction's bytes have landed."""
+        b = self.bars.get(key)
+        if b is None:  # barrier not initialised in the timing model (e.g. key -1): nothing to signal
+            return
+        b.tx -= nbytes
+        if b.pending == 0 and b.tx == 0:
+            self._complete(b, t)
+
+    def _complete(self, b: _Bar, t: int) -> None:
+        b.times.append(t)
+        self.n_phases += 1
+        b.pending = b.expected
+        b.tx = 0
+        if b.waiters:
+            done = len(b.times)
+            keep = []
+            for w in b.waiters:
+                if w[0] < done:
+                    c = self._observe(w[1], w[2], w[3], t) + self.wakeup
+                    self.wait_cycles += c - w[1]
+                    self.engine.schedule(c, w[4], c)
+                else:
+                    keep.append(w)
+            b.waiters = keep
+
+    def phases_completed(self, key: int) -> int:
+        b = self.bars.get(key)
+        return len(b.times) if b is not None else 0
+
+    # ------------------------------------------------------------------------------------------------
+    def _observe(self, t0: int, op: str, hint: int, tc: int) -> int:
+        """Cycle the polling loop started at ``t0`` returns success for a phase completed at ``tc`` (> t0)."""
+        if op == "try_wait" and hint is not None and hint >= 0:
+            fail = self.hint_complete + quantize_hint(hint, self.quant) + self.loop
+            k = -((t0 - tc) // fail)  # ceil((tc - t0) / fail): first poll starting at or after tc
+            self.n_polls += k + 1
+            return t0 + k * fail + self.hint_complete
+        lat = self.test_wait if op == "test_wait" else self.try_wait
+        period = lat + self.max_suspend + self.loop
+        k = -((t0 - tc) // period)
+        self.n_polls += k + 1
+        return t0 + k * period + lat
+
+    def wait(self, key: int, phase: int, t: int, op: str = "try_wait", hint: int | None = None, wake=None):
+        """Poll for completion of phase ordinal ``phase`` (succeeds once more than ``phase`` phases completed).
+        Returns the success cycle, or ``None`` and later ``engine.schedule(c, wake, c)``."""
+        b = self._bar(key)
+        self.n_waits += 1
+        times = b.times
+        hinted = op == "try_wait" and hint is not None and hint >= 0
+        if len(times) > phase and times[phase] <= t:
+            self.n_polls += 1
+            return t + (self.hint_complete if hinted else (self.test_wait if op == "test_wait" else self.try_wait))
+        if wake is None:
+            raise SimulationError("mbarrier wait on an incomplete phase without a wake callback")
+        if len(times) > phase:  # completed, but after t (caller ran ahead of the engine)
+            c = self._observe(t, op, hint if hinted else None, times[phase]) + self.wakeup
+            self.engine.schedule(max(c, self.engine.now), wake, c)
+            return None
+        if wake is None:
+            raise SimulationError("mbarrier wait on an incomplete phase without a wake callback")
+        b.waiters.append([phase, t, op, hint if hinted else None, wake])
+        return None
+
+    def stats(self) -> dict:
+        return {"waits": self.n_waits, "polls": self.n_polls, "phases": self.n_phases,
+                "wait_cycles": self.wait_cycles, "barriers": len(self.bars)}

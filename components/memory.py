@@ -1,0 +1,312 @@
+"""Global memory timing: per-SM L1/LSU + crossbar port, L2 in two partitions (near/far), HBM as bandwidth servers.
+
+Contract 6 of docs/design.md (timestamp style): callers pass non-decreasing ``t`` (SM cycles); every server is
+a "next-free" fluid server (float time, no ticking) and a call returns the completion cycle (int, rounded up).
+
+Model (paper III, hopper-blackwell-facts.md 2.2):
+
+* **Per SM**: an L1/LSU data port (``l1.bytes_per_cycle``, at least one cycle per 128-B line for the tag stage)
+  and a crossbar response port (``fabric.xbar_bytes_per_cycle_per_sm``). An MSHR window bounds the lines in
+  flight per SM (``l1.mshrs``): a request that does not fit waits for the earliest outstanding completion.
+  The trace carries no L1-hit information, so sectors that are not first-touch are modelled as **L2 hits**.
+* **L2**: ``l2.slices`` slices in ``l2.partitions`` partitions. The trace has no addresses, so the address
+  hash is replaced by a deterministic per-request rotation: a request touching one or a few 128-B lines maps
+  each line to a slice by a multiplicative hash of a per-SM counter; larger requests spread their sectors
+  evenly over all slices. Because spreading is even, the slices of a partition are served by one aggregate
+  fluid server of capacity ``slices_per_partition × bytes_per_cycle_per_slice`` (converted from the L2 clock
+  to SM cycles); per-slice busy cycles are reported as partition busy / slices. An SM's near partition is
+  the one whose index equals ``sm * partitions // sm.count``; a line in the other partition pays
+  ``far_latency_cycles`` instead of ``near_latency_cycles``.
+* **HBM**: ``hbm.channels`` channels, split evenly between the partitions; aggregate bandwidth
+  ``hbm.bandwidth_gb_per_s × efficiency`` converted to bytes per SM cycle; DRAM (first-touch) sectors pay the
+  L2 latency of their partition plus ``hbm.latency_cycles``. Stores write their first-touch sectors back to
+  DRAM (``dram_write_bytes``; the write-back consumes HBM bandwidth at store time).
+* Loads complete when their last sector returns. Utilisation: busy cycles per 1k-cycle bucket for every L2 and
+  HBM partition server (``utilisation()``).
+"""
+from __future__ import annotations
+
+from heapq import heappop, heappush
+
+from warpgraph.core.registry import register_component
+
+__all__ = ["MemorySystem", "FluidServer", "param"]
+
+SECTOR = 32
+BUCKET = 1000  # cycles per utilisation bucket
+
+
+def param(section, name: str, default):
+    """``section.name`` (pydantic model or dict), else ``default`` (used for fields not yet in the schema)."""
+    if section is None:
+        return default
+    if isinstance(section, dict):
+        return section.get(name, default)
+    return getattr(section, name, default)
+
+
+def _ceil(x: float) -> int:
+    i = int(x)
+    return i if i >= x else i + 1
+
+
+class FluidServer:
+    """A bandwidth server: ``reserve(t, amount)`` queues ``amount`` units behind earlier work and returns the
+    (float) cycle the last unit is served. Keeps busy time and a per-1k-cycle busy histogram."""
+
+    __slots__ = ("rate", "inv", "free", "busy", "amount", "hist")
+
+    def __init__(self, rate_per_cycle: float):
+        self.rate = float(rate_per_cycle)
+        self.inv = 1.0 / self.rate
+        self.free = 0.0
+        self.busy = 0.0
+        self.amount = 0
+        self.hist: list[float] = []
+
+    def reserve(self, t: float, amount: float) -> float:
+        start = self.free if self.free > t else t
+        d = amount * self.inv
+        end = start + d
+        self.free = end
+        self.busy += d
+        self.amount += amount
+        b = int(start) // BUCKET
+        h = self.hist
+        if b >= len(h):
+            h.extend([0.0] * (b + 1 - len(h)))
+        h[b] += d  # a reservation is charged to the bucket it starts in (durations are << 1k cycles)
+        return end
+
+    def reserve_stream(self, t0: float, t1: float, amount: float) -> float:
+        """``amount`` units arriving uniformly over [t0, t1]: done no earlier than the last arrival is served."""
+        end = self.reserve(t0, amount)
+        tail = t1 + self.inv * (SECTOR if amount >= SECTOR else amount)
+        if tail > end:
+            self.free = tail
+            end = tail
+        return end
+
+
+@register_component(role="memory", kind="default")
+class MemorySystem:
+    """One object for the whole GPU (Contract 6): ``global_access``, ``bulk``, ``stats``."""
+
+    role = "memory"
+    kind = "default"
+
+    def __init__(self, spec, engine=None):
+        self.spec = spec
+        self.engine = engine
+        clocks, sm, l1, l2, hbm, fab = (getattr(spec, k, None) for k in ("clocks", "sm", "l1", "l2", "hbm", "fabric"))
+        sm_mhz = float(param(clocks, "sm_mhz", 1755.0))
+        l2_mhz = float(param(clocks, "l2_mhz", sm_mhz))
+        self.n_sm = n_sm = int(param(sm, "count", 132))
+        self.parts = P = int(param(l2, "partitions", 2))
+        self.slices = S = int(param(l2, "slices", 160))
+        self.slices_per_part = S // P
+        self.near_lat = int(param(l2, "near_latency_cycles", 258))
+        self.far_lat = int(param(l2, "far_latency_cycles", 414))
+        self.dram_lat = int(param(hbm, "latency_cycles", 298))
+        self.line = int(param(l2, "line_bytes", 128))
+        slice_bpc = float(param(l2, "bytes_per_cycle_per_slice", 32)) * l2_mhz / sm_mhz  # per SM cycle
+        self.l2_bpc = slice_bpc * S
+        eff = float(param(hbm, "efficiency", 0.9))
+        self.hbm_peak_bpc = float(param(hbm, "bandwidth_gb_per_s", 3350.0)) * 1e3 / sm_mhz
+        self.hbm_bpc = self.hbm_peak_bpc * eff
+        self.channels = int(param(hbm, "channels", 80))
+        self.l2_srv = [FluidServer(slice_bpc * self.slices_per_part) for _ in range(P)]
+        self.hbm_srv = [FluidServer(self.hbm_bpc / P) for _ in range(P)]
+        self.l1_bpc = float(param(l1, "bytes_per_cycle", 128))
+        self.xbar_bpc = float(param(fab, "xbar_bytes_per_cycle_per_sm", 64))
+        self.mshrs = int(param(l1, "mshrs", 256))
+        self.small_lines = 8  # requests with at most this many lines hash line by line
+        self.near_part = [min(P - 1, s * P // max(1, n_sm)) for s in range(n_sm)]
+        self.l1_free = [0.0] * n_sm
+        self.xbar_free = [0.0] * n_sm
+        self.inflight = [[] for _ in range(n_sm)]  # heap of (done, lines)
+        self.inflight_lines = [0] * n_sm
+        self.ctr = [s * 0x9E37 for s in range(n_sm)]
+        # counters
+        self.l2_read_bytes = 0
+        self.l2_write_bytes = 0
+        self.dram_read_bytes = 0
+        self.dram_write_bytes = 0
+        self.requests = 0
+        self.mshr_stall_cycles = 0
+        self.far_lines = 0
+        self.near_lines = 0
+
+    # ------------------------------------------------------------------------------------------------
+    @property
+    def l2_rt(self) -> float:
+        """Mean L2-hit round trip (near and far equally likely)."""
+        return (self.near_lat + self.far_lat) * 0.5
+
+    @property
+    def dram_rt(self) -> float:
+        return self.l2_rt + self.dram_lat
+
+    def _split(self, sm: int, lines: int):
+        """Lines of a request that fall in the near partition, and whether any fall in the far one."""
+        P = self.parts
+        if P == 1:
+            return lines, False
+        c = self.ctr[sm]
+        if lines <= self.small_lines:
+            near = 0
+            me = self.near_part[sm]
+            for i in range(lines):
+                h = ((c + i) * 2654435761) & 0xFFFFFFFF
+                if (h >> 20) % P == me:
+                    near += 1
+            self.ctr[sm] = c + lines
+            return near, near < lines
+        self.ctr[sm] = c + lines
+        near = lines // P
+        return near, True
+
+    def _l2(self, t: float, sm: int, nbytes: int, dram_bytes: int, lines: int, write: bool, t_end=None) -> float:
+        """Reserve L2 (and HBM) capacity for a request; return the float cycle its last sector is back."""
+        P = self.parts
+        if lines < 1:
+            lines = 1
+        near, any_far = self._split(sm, lines)
+        me = self.near_part[sm]
+        done = 0.0
+        self.near_lines += near
+        self.far_lines += lines - near
+        for p in range(P):
+            if P == 1:
+                frac = 1.0
+                lat = self.near_lat
+            elif p == me:
+                if near == 0:
+                    continue
+                frac = near / lines
+                lat = self.near_lat
+            else:
+                far = lines - near
+                if far == 0:
+                    continue
+                frac = far / lines / (P - 1)
+                lat = self.far_lat
+            b = nbytes * frac
+            if t_end is None:
+                e = self.l2_srv[p].reserve(t, b)
+            else:
+                e = self.l2_srv[p].reserve_stream(t, t_end, b)
+            if dram_bytes:
+                db = dram_bytes * frac
+                e2 = self.hbm_srv[p].reserve(e - (b * self.l2_srv[p].inv), db) + self.dram_lat
+                if e2 > e:
+                    e = e2
+            if not write:
+                e += lat
+            else:
+                e += lat  # acknowledgement from the slice
+            if e > done:
+                done = e
+        return done
+
+    # ------------------------------------------------------------------------------------------------
+    def global_access(self, t: int, sm: int, op: str, sectors: int, dram_sectors: int, lines: int,
+                      nbytes: int) -> int:
+        """ld / st / atom / cp_async of one warp: returns when the load data is in registers (or smem for
+        cp_async) / the store is acknowledged by L2."""
+        if sectors <= 0:
+            return t + 1
+        self.requests += 1
+        if lines <= 0:
+            lines = (sectors + 3) >> 2
+        sbytes = sectors * SECTOR
+        dbytes = dram_sectors * SECTOR
+        # MSHR window (lines in flight per SM)
+        fl = self.inflight[sm]
+        start = t
+        n = self.inflight_lines[sm]
+        while fl and fl[0][0] <= start:
+            n -= heappop(fl)[1]
+        while fl and n + lines > self.mshrs:
+            d, k = heappop(fl)
+            n -= k
+            if d > start:
+                start = d
+        if start > t:
+            self.mshr_stall_cycles += start - t
+        # L1/LSU data port: one cycle per line (tag stage) or bytes / l1 rate
+        l1c = sbytes / self.l1_bpc
+        if l1c < lines:
+            l1c = lines
+        s1 = self.l1_free[sm]
+        if s1 < start:
+            s1 = start
+        self.l1_free[sm] = s1 + l1c
+        write = op == "st"
+        if write:
+            self.l2_write_bytes += sbytes
+            self.dram_write_bytes += dbytes
+        else:
+            self.l2_read_bytes += sbytes
+            self.dram_read_bytes += dbytes
+            if op == "atom":
+                self.l2_write_bytes += sbytes
+        done = self._l2(s1, sm, sbytes, dbytes, lines, write)
+        if not write:
+            # crossbar response port of the SM
+            x = self.xbar_free[sm]
+            xs = done - sbytes / self.xbar_bpc
+            if x > xs:
+                done = x + sbytes / self.xbar_bpc
+            self.xbar_free[sm] = done
+        di = _ceil(done)
+        heappush(fl, (di, lines))
+        self.inflight_lines[sm] = n + lines
+        return di
+
+    def bulk(self, t: int, sm: int, l2_bytes: int, dram_bytes: int, write: bool, t_end=None) -> int:
+        """A TMA request stream: ``l2_bytes`` of 32-B requests injected uniformly over ``[t, t_end]`` (``t_end``
+        defaults to ``t``), ``dram_bytes`` of them missing to DRAM (reads) or written back (writes). Returns
+        the cycle the last response (read data / write ack) is back at the SM."""
+        if l2_bytes <= 0:
+            return t if t_end is None else _ceil(t_end)
+        if write:
+            self.l2_write_bytes += l2_bytes
+            self.dram_write_bytes += dram_bytes
+        else:
+            self.l2_read_bytes += l2_bytes
+            self.dram_read_bytes += dram_bytes
+        lines = (l2_bytes + self.line - 1) // self.line
+        return _ceil(self._l2(t, sm, l2_bytes, dram_bytes, lines, write, t_end))
+
+    # ------------------------------------------------------------------------------------------------
+    def stats(self) -> dict:
+        S = self.slices_per_part
+        C = self.channels // self.parts if self.channels >= self.parts else 1
+        d = {
+            "l2_bytes": self.l2_read_bytes + self.l2_write_bytes,
+            "l2_read_bytes": self.l2_read_bytes,
+            "l2_write_bytes": self.l2_write_bytes,
+            "dram_read_bytes": self.dram_read_bytes,
+            "dram_write_bytes": self.dram_write_bytes,
+            "requests": self.requests,
+            "mshr_stall_cycles": self.mshr_stall_cycles,
+            "near_lines": self.near_lines,
+            "far_lines": self.far_lines,
+        }
+        for p in range(self.parts):
+            d[f"l2.p{p}.busy_cycles"] = self.l2_srv[p].busy
+            d[f"l2.p{p}.slice_busy_cycles"] = self.l2_srv[p].busy  # every slice of the partition equally busy
+            d[f"hbm.p{p}.busy_cycles"] = self.hbm_srv[p].busy
+            d[f"hbm.p{p}.channel_busy_cycles"] = self.hbm_srv[p].busy
+        d["l2.slices_per_partition"] = S
+        d["hbm.channels_per_partition"] = C
+        return d
+
+    def utilisation(self) -> dict[str, list[float]]:
+        """Busy fraction per 1k-cycle bucket of each partition's L2 and HBM server (for plots)."""
+        out = {}
+        for p in range(self.parts):
+            out[f"l2.p{p}"] = [b / BUCKET for b in self.l2_srv[p].hist]
+            out[f"hbm.p{p}"] = [b / BUCKET for b in self.hbm_srv[p].hist]
+        return out

@@ -1,0 +1,54 @@
+"""Shared memory (MIO / shared pipe) timing, one server per SM (Contract 6).
+
+``banks × bank_bytes`` bytes (32 × 4 = 128 B) are served per cycle: one wavefront (a bank-conflict-free pass,
+counted by the functional pass as trace payload a0) occupies the SM's shared pipe for
+``banks·bank_bytes / bytes_per_cycle`` cycles (1 on Hopper). An access queues behind earlier wavefronts of the
+same SM (next-free server) and its data is ready ``latency_cycles`` (29 on Hopper) after its first wavefront
+starts plus one pass per further wavefront, so an n-way bank conflict costs n wavefronts.
+"""
+from __future__ import annotations
+
+from warpgraph.components.memory import param
+from warpgraph.core.registry import register_component
+
+__all__ = ["SharedMemoryUnit"]
+
+
+@register_component(role="shared_memory", kind="default")
+class SharedMemoryUnit:
+    role = "shared_memory"
+    kind = "default"
+
+    def __init__(self, spec, engine=None):
+        p = getattr(spec, "shared_memory", None)
+        self.lat = int(param(p, "latency_cycles", 29))
+        width = int(param(p, "banks", 32)) * int(param(p, "bank_bytes", 4))
+        self.wf = max(1, -(-width // int(param(p, "bytes_per_cycle", 128))))  # cycles per wavefront
+        n = int(param(getattr(spec, "sm", None), "count", 132))
+        self.free = [0] * n
+        self.wavefronts = 0
+        self.accesses = 0
+        self.bytes = 0
+        self.queue_cycles = 0
+        self.last_start = 0
+
+    def access(self, t: int, sm: int, wavefronts: int, nbytes: int) -> int:
+        """Returns the cycle the data is ready (loads) / written (stores)."""
+        if wavefronts <= 0:
+            return t + 1
+        s = self.free[sm]
+        if s < t:
+            s = t
+        else:
+            self.queue_cycles += s - t
+        busy = wavefronts * self.wf
+        self.free[sm] = s + busy
+        self.last_start = s
+        self.wavefronts += wavefronts
+        self.accesses += 1
+        self.bytes += nbytes
+        return s + busy - self.wf + self.lat
+
+    def stats(self) -> dict:
+        return {"accesses": self.accesses, "wavefronts": self.wavefronts, "bytes": self.bytes,
+                "queue_cycles": self.queue_cycles}

@@ -1,0 +1,641 @@
+"""The SM core: sub-partition issue, warp scheduling, register scoreboard, sync points (timestamp model).
+
+This is the hot path of the timing pass (design.md "Execution model" step 3, performance-notes.md). It replays
+each warp's recorded instruction stream in global time order:
+
+* One engine event heap over *warps*: a warp is an event ``(ready cycle, prio, seq)``; ``prio`` orders warps
+  of equal readiness (GTO: oldest first; LRR: least recently issued first; unit events use prio 0 and go first).
+* **Run-ahead**: a popped warp keeps issuing consecutive instructions while its next issue time is <= the
+  heap top, so most instructions cost no heap operation. Global time order is kept, so timing units see
+  calls in non-decreasing time.
+* Sub-partition issue port and pipes are "next-free" counters (``spst[0]`` issue slot, ``spst[p]`` pipe p);
+  an instruction with SASS cost c occupies c issue slots and ``c * ii`` cycles of its pipe.
+* Per-warp register scoreboard on PTX register indices: ``rr[r]`` = cycle the value is ready, ``rk[r]`` =
+  the stall reason a reader charges while waiting for it (wait / long_scoreboard / short_scoreboard ...).
+* Sync points: ``bar.sync`` (CTA barrier with counts), mbarrier waits (the unit says when the phase completes,
+  or wakes the warp later), ``wgmma``/``cp.async``/bulk groups, all as "hold" times or pending registers.
+  Pending (unknown) times are ``INF``; a warp whose next instruction needs an INF value parks until woken.
+* Stall accounting (Nsight Compute names, components/stalls.py): when a warp issues at ``tt`` and its
+  previous issue slot ended at ``tlast``, the cycles ``tlast+1 .. tt-1`` are charged in the order
+  hold reason (barrier, gmma, branch...) -> scoreboard reason -> pipe throttle -> not_selected.
+
+The core knows nothing about PTX: the runner lowers each static instruction to the integer tables of
+:class:`StaticTables` (op class, SASS cost, pipe, initiation interval, latency, dependence registers...).
+"""
+from __future__ import annotations
+
+from math import ceil
+
+from warpgraph.components import stalls as S
+from warpgraph.core.errors import SimulationError
+
+__all__ = ["StaticTables", "CoreConfig", "SMCore", "INF", "OPS", "PIPES", "PIPE_THROTTLE"]
+
+INF = 1 << 62
+
+# op classes (what the core switches on); the runner maps PTX Kinds to these
+OPS = ("ALU", "FREE", "BRANCH", "EXIT", "LDG", "STG", "LDS", "STS", "CP_ASYNC", "CPA_COMMIT", "CPA_WAIT",
+       "MBAR_INIT", "MBAR_ARRIVE", "MBAR_WAIT", "BAR", "MMA", "WGMMA", "WGMMA_COMMIT", "WGMMA_WAIT", "CLOCK",
+       "FENCE", "TMA_LD", "TMA_ST", "BULK_COMMIT", "BULK_WAIT")
+(OP_ALU, OP_FREE, OP_BRANCH, OP_EXIT, OP_LDG, OP_STG, OP_LDS, OP_STS, OP_CP_ASYNC, OP_CPA_COMMIT, OP_CPA_WAIT,
+ OP_MBAR_INIT, OP_MBAR_ARRIVE, OP_MBAR_WAIT, OP_BAR, OP_MMA, OP_WGMMA, OP_WGMMA_COMMIT, OP_WGMMA_WAIT, OP_CLOCK,
+ OP_FENCE, OP_TMA_LD, OP_TMA_ST, OP_BULK_COMMIT, OP_BULK_WAIT) = range(len(OPS))
+
+# pipes of a sub-partition (index 0 is the issue slot)
+PIPES = ("issue", "fma", "alu", "fp16", "fp64", "sfu", "mio", "lsu", "tensor", "cbu", "uniform")
+(P_ISSUE, P_FMA, P_ALU, P_FP16, P_FP64, P_SFU, P_MIO, P_LSU, P_TENSOR, P_CBU, P_UNIFORM) = range(len(PIPES))
+PIPE_THROTTLE = (S.NOT_SELECTED, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE,
+                 S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.MIO_THROTTLE, S.LG_THROTTLE,
+                 S.MATH_PIPE_THROTTLE, S.MISC, S.MIO_THROTTLE)
+
+
+class StaticTables:
+    """Per static instruction (index = PTX instruction index) integer tables used by the hot loop."""
+
+    __slots__ = ("op", "cost", "pipe", "ii", "lat", "deps", "dsts", "rsn", "aux", "line", "text", "nregs",
+                 "ptx_cost_rule")
+
+    def __init__(self, n: int, nregs: int):
+        self.op = [OP_ALU] * n
+        self.cost = [1] * n
+        self.pipe = [P_ALU] * n
+        self.ii = [1] * n
+        self.lat = [4] * n
+        self.deps: list[tuple[int, ...]] = [()] * n
+        self.dsts: list[tuple[int, ...]] = [()] * n
+        self.rsn = [S.WAIT] * n
+        self.aux: list = [None] * n
+        self.line = [0] * n
+        self.text = [""] * n
+        self.ptx_cost_rule = [""] * n
+        self.nregs = nregs
+
+
+class CoreConfig:
+    """Knobs of the SM core (the runner fills them from the arch spec, with documented defaults)."""
+
+    def __init__(self, **kw):
+        self.n_sms = 132
+        self.subpartitions = 4
+        self.policy = "gto"
+        self.max_warps_per_sm = 64
+        self.bar_latency = 20           # bar.sync release after the last arrival (cycles)
+        self.branch_latency = 2         # taken-branch resolution (branch_resolving)
+        self.warp_start_latency = 4     # first instruction fetch of a new warp (no_instruction)
+        self.launch_latency = 200       # CTA launch after a retire (cycles)
+        self.initial_launch_latency = 0
+        self.poll_latency = 42          # mbarrier poll result latency when the unit gives none (paper Tab. II)
+        self.fence_latency = 8
+        self.clock_latency = 2
+        self.mbar_wait_reason = S.LONG_SCOREBOARD     # no-hint try_wait: SYNCS.PHASECHK result (L1TEX path)
+        self.mbar_sleep_reason = S.SLEEPING           # try_wait with a suspend hint
+        self.tma_throttle_reason = S.MIO_THROTTLE
+        self.smem_ii = 1                # MIO cycles per shared wavefront
+        self.lsu_ii_per_line = 1        # LSU cycles per 128-B line of a global access
+        for k, v in kw.items():
+            if not hasattr(self, k):
+                raise TypeError(f"unknown CoreConfig field {k!r}")
+            setattr(self, k, v)
+
+
+class _Warp:
+    __slots__ = ("g", "cta", "w", "sm", "sp", "spst", "pcs", "n", "pos", "a0", "a1", "a2", "a3", "act",
+                 "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio", "age", "issued", "ptx", "launch",
+                 "cpa_open", "cpa_groups", "wg_open", "wg_groups", "st_ack", "tma_next", "parked", "wait_dsts",
+                 "done", "exit_t", "nclock")
+
+
+class SMCore:
+    """Replays warp streams through sub-partitions and timing units. See module docstring.
+
+    ``stream_of(g)`` returns an object with ``pc`` and ``a0..a3``/``active`` arrays (Contract 2 WarpStream).
+    Units follow Contract 6; any of them may be None (fixed-latency fallbacks from ``lat``).
+    """
+
+    def __init__(self, engine, tables: StaticTables, cfg: CoreConfig, *, n_ctas: int, warps_per_cta: int,
+                 threads_per_cta: int, stream_of, scheduler, mem=None, smem=None, tma=None, mbar=None, tc=None,
+                 max_cycles: int | None = None):
+        self.eng = engine
+        self.T = tables
+        self.cfg = cfg
+        self.n_ctas = n_ctas
+        self.wpc = warps_per_cta
+        self.tpc = threads_per_cta
+        self.stream_of = stream_of
+        self.sched = scheduler
+        self.mem, self.smem, self.tma, self.mbar, self.tc = mem, smem, tma, mbar, tc
+        self.max_cycles = max_cycles
+        self.lrr = cfg.policy.lower() == "lrr"
+        if cfg.policy.lower() not in ("gto", "lrr"):
+            raise SimulationError(f"unknown warp scheduler policy {cfg.policy!r}", hint="gto or lrr")
+        nsp = cfg.subpartitions
+        self.spst = [[[0] * len(PIPES) for _ in range(nsp)] for _ in range(cfg.n_sms)]
+        self.stall = [0] * S.NREASONS
+        self.issued = 0
+        self.ptx_issued = 0
+        self.warps: dict[int, _Warp] = {}
+        self.cta_live = {}
+        self.cta_end = {}
+        self.cta_sm = {}
+        self.cta_warps = {}
+        self.bars: dict[int, dict] = {}
+        self.sm_res_ctas = [0] * cfg.n_sms
+        self.sm_active_since = [0] * cfg.n_sms
+        self.sm_active_cycles = [0] * cfg.n_sms
+        self.sm_end = [0] * cfg.n_sms
+        self.sm_issued = [0] * cfg.n_sms
+        self.warp_resident_cycles = 0
+        self.sm_warp_cycles = [0] * cfg.n_sms
+        self.clock_issue: dict[tuple[int, int], int] = {}
+        self.wgmma_flops = 0
+        self.mma_flops = 0
+        self.global_sectors = 0
+        self.shared_wavefronts = 0
+        self.ctas_done = 0
+        self.age = 0
+        self.end_cycle = 0
+        self.op_counts = [0] * len(OPS)
+
+    # -- CTA life cycle ---------------------------------------------------------------------------------
+    def start(self) -> None:
+        t0 = self.cfg.initial_launch_latency
+        for cta, sm in self.sched.initial():
+            self._launch_cta(cta, sm, t0)
+
+    def _launch_cta(self, cta: int, sm: int, t: int) -> None:
+        cfg = self.cfg
+        nsp = cfg.subpartitions
+        nregs = self.T.nregs
+        if self.sm_res_ctas[sm] == 0:
+            self.sm_active_since[sm] = t
+        self.sm_res_ctas[sm] += 1
+        self.cta_live[cta] = self.wpc
+        self.cta_end[cta] = t
+        self.cta_sm[cta] = sm
+        ws_list = []
+        sched = self.eng.schedule
+        for w in range(self.wpc):
+            g = cta * self.wpc + w
+            st = self.stream_of(g)
+            W = _Warp()
+            W.g, W.cta, W.w, W.sm, W.sp = g, cta, w, sm, w % nsp
+            W.spst = self.spst[sm][w % nsp]
+            W.pcs = st.pc.tolist() if hasattr(st.pc, "tolist") else list(st.pc)
+            W.n = len(W.pcs)
+            W.pos = 0
+            W.a0, W.a1, W.a2, W.a3 = st.a0, st.a1, st.a2, st.a3
+            W.act = st.active
+            W.rr = [0] * nregs
+            W.rk = [S.WAIT] * nregs
+            W.launch = t
+            W.t = t
+            W.tlast = t - 1
+            W.hold_t = t + cfg.warp_start_latency
+            W.hold_r = S.NO_INSTRUCTION
+            self.age += 1
+            W.age = self.age
+            W.prio = self.age
+            W.issued = 0
+            W.ptx = 0
+            W.cpa_open = 0
+            W.cpa_groups = []
+            W.wg_open = 0
+            W.wg_groups = []
+            W.st_ack = 0
+            W.tma_next = 0
+            W.parked = None
+            W.wait_dsts = ()
+            W.done = False
+            W.exit_t = 0
+            W.nclock = 0
+            self.warps[g] = W
+            ws_list.append(W)
+            sched(t, self._step, W, prio=W.prio)
+        self.cta_warps[cta] = ws_list
+
+    def _warp_exit(self, W: _Warp, t_exit: int) -> None:
+        W.done = True
+        W.exit_t = t_exit
+        W.parked = None
+        cycles = t_exit - W.launch
+        self.warp_resident_cycles += cycles
+        self.sm_warp_cycles[W.sm] += cycles
+        self.issued += W.issued
+        self.ptx_issued += W.ptx
+        self.sm_issued[W.sm] += W.issued
+        cta = W.cta
+        if t_exit > self.cta_end[cta]:
+            self.cta_end[cta] = t_exit
+        self.cta_live[cta] -= 1
+        # free the stream arrays
+        W.pcs = W.rr = W.rk = None
+        W.a0 = W.a1 = W.a2 = W.a3 = W.act = None
+        if self.cta_live[cta] == 0:
+            self.eng.schedule(max(self.cta_end[cta], self.eng.now), self._cta_retire, cta, prio=0)
+        else:
+            # a barrier may now be complete (exited warps no longer count)
+            bars = self.bars.get(cta)
+            if bars:
+                for bid in list(bars):
+                    self._bar_try_release(cta, bid, t_exit)
+
+    def _cta_retire(self, cta: int) -> None:
+        t = self.eng.now
+        sm = self.cta_sm.pop(cta)
+        self.ctas_done += 1
+        self.bars.pop(cta, None)
+        for W in self.cta_warps.pop(cta):
+            self.warps.pop(W.g, None)
+        self.cta_live.pop(cta, None)
+        self.cta_end.pop(cta, None)
+        if t > self.sm_end[sm]:
+            self.sm_end[sm] = t
+        if t > self.end_cycle:
+            self.end_cycle = t
+        self.sm_res_ctas[sm] -= 1
+        if self.sm_res_ctas[sm] == 0:
+            self.sm_active_cycles[sm] += t - self.sm_active_since[sm]
+        nxt = self.sched.on_retire(sm)
+        if nxt is not None:
+            self._launch_cta(nxt, sm, t + self.cfg.launch_latency)
+
+    # -- bar.sync ----------------------------------------------------------------------------------------
+    def _bar_arrive(self, W: _Warp, bid: int, nthreads: int, t: int) -> bool:
+        """Returns True if this arrival completes the barrier (the caller continues with hold set)."""
+        bars = self.bars.setdefault(W.cta, {})
+        b = bars.get(bid)
+        if b is None:
+            nw = -(-nthreads // 32) if nthreads > 0 else self.wpc
+            b = bars[bid] = [0, 0, [], nw]
+        b[0] += 1
+        if t > b[1]:
+            b[1] = t
+        b[2].append(W)
+        return self._bar_try_release(W.cta, bid, t, W)
+
+    def _bar_try_release(self, cta: int, bid: int, t: int, cur: _Warp | None = None) -> bool:
+        bars = self.bars[cta]
+        b = bars[bid]
+        need = min(b[3], self.cta_live[cta])
+        if b[0] < need:
+            return False
+        T = max(b[1], t) + self.cfg.bar_latency
+        del bars[bid]
+        sched = self.eng.schedule
+        for X in b[2]:
+            X.hold_t = T
+            X.hold_r = S.BARRIER
+            if X is not cur:
+                X.parked = None
+                sched(max(T, self.eng.now), self._step, X, prio=X.prio)
+        return True
+
+    # -- wake-ups from units ------------------------------------------------------------------------------
+    def _wake(self, W: _Warp, c: int, reason: int) -> None:
+        if W.done:
+            return
+        rr, rk = W.rr, W.rk
+        for d in W.wait_dsts:
+            if rr[d] >= INF:
+                rr[d] = c
+                rk[d] = reason
+        if W.hold_t >= INF:
+            W.hold_t = c
+        if W.parked is not None:
+            W.parked = None
+            self.eng.schedule(max(W.t, self.eng.now, c), self._step, W, prio=W.prio)
+
+    # -- the hot loop ------------------------------------------------------------------------------------
+    def _step(self, W: _Warp) -> None:  # noqa: C901 (one function on purpose: locals are fast)
+        T = self.T
+        OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN = T.op, T.cost, T.pipe, T.ii, T.lat, T.deps, T.dsts, T.rsn
+        q = self.eng._q
+        lrr = self.lrr
+        stall = self.stall
+        spst = W.spst
+        pcs = W.pcs
+        rr = W.rr
+        rk = W.rk
+        n = W.n
+        pos = W.pos
+        t = W.t
+        tlast = W.tlast
+        issued = 0
+        ptx = 0
+        opc = self.op_counts
+        while True:
+            if pos >= n:
+                i = -1
+                op = OP_EXIT
+                c = 0
+                td = t
+                rd = S.WAIT
+                tp = t
+                ht = W.hold_t
+                tt = max(t, ht)
+                p = 0
+            else:
+                i = pcs[pos]
+                op = OP[i]
+                # scoreboard
+                td = t
+                rd = S.WAIT
+                for r in DEPS[i]:
+                    x = rr[r]
+                    if x > td:
+                        td = x
+                        rd = rk[r]
+                if op == OP_FREE:
+                    # folded by ptxas (cost 0): the destination aliases the sources
+                    for d in DSTS[i]:
+                        rr[d] = td if td > t else 0
+                        rk[d] = rd
+                    pos += 1
+                    ptx += 1
+                    continue
+                p = PIPE[i]
+                tp = spst[p]
+                ht = W.hold_t
+                if OP_TMA_LD <= op <= OP_TMA_ST and W.tma_next > tp:
+                    tp = W.tma_next
+                tt = td
+                if ht > tt:
+                    tt = ht
+                if tp > tt:
+                    tt = tp
+                if spst[0] > tt:
+                    tt = spst[0]
+                c = COST[i]
+            if tt >= INF:
+                # waits on something unknown (barrier partners, an mbarrier phase): park until woken
+                W.pos, W.t, W.tlast = pos, t, tlast
+                W.issued += issued
+                W.ptx += ptx
+                W.parked = (op, i)
+                return
+            if q:
+                top = q[0]
+                if tt > top[0] or (tt == top[0] and (lrr or top[1] == 0)):
+                    W.pos, W.t, W.tlast = pos, t, tlast
+                    W.issued += issued
+                    W.ptx += ptx
+                    self.eng.schedule(tt, self._step, W, prio=(tlast + 2 if lrr else W.prio))
+                    return
+            # ---- issue at tt: charge the stall cycles tlast+1 .. tt-1 ----
+            c0 = tlast + 1
+            if tt > c0:
+                if ht > c0:
+                    x = ht if ht < tt else tt
+                    stall[W.hold_r] += x - c0
+                    c0 = x
+                if td > c0:
+                    x = td if td < tt else tt
+                    stall[rd] += x - c0
+                    c0 = x
+                if tp > c0:
+                    x = tp if tp < tt else tt
+                    stall[PIPE_THROTTLE[p]] += x - c0
+                    c0 = x
+                if tt > c0:
+                    stall[S.NOT_SELECTED] += tt - c0
+            if c:
+                spst[0] = tt + c
+                if p:
+                    spst[p] = tt + c * II[i]
+                tlast = tt + c - 1
+                t = tt + c
+            else:
+                tlast = tt - 1 if tt - 1 > tlast else tlast
+                t = tt
+            issued += c
+            ptx += 1
+            opc[op] += 1
+            if op == OP_ALU:
+                rt = tt + LAT[i]
+                rs = RSN[i]
+                for d in DSTS[i]:
+                    rr[d] = rt
+                    rk[d] = rs
+                pos += 1
+                continue
+            if op == OP_BRANCH:
+                pos += 1
+                if pos < n and pcs[pos] != i + 1:
+                    W.hold_t = tt + self.cfg.branch_latency
+                    W.hold_r = S.BRANCH_RESOLVING
+                continue
+            # ---------------- less frequent ops ----------------
+            pos += 1
+            if op == OP_EXIT:
+                te = t if t > W.st_ack else W.st_ack
+                if te > t:
+                    stall[S.DRAIN] += te - t
+                W.pos, W.t, W.tlast = pos, t, tlast
+                W.issued += issued
+                W.ptx += ptx
+                self._warp_exit(W, te)
+                return
+            k = pos - 1
+            if op == OP_LDG or op == OP_STG or op == OP_CP_ASYNC:
+                sectors = int(W.a0[k])
+                if sectors:
+                    lines = int(W.a3[k])
+                    if lines > 1:
+                        spst[p] = tt + lines * self.cfg.lsu_ii_per_line
+                    self.global_sectors += sectors
+                    mem = self.mem
+                    opn = T.aux[i]
+                    if mem is not None:
+                        done = mem.global_access(tt, W.sm, opn, sectors, int(W.a1[k]), lines, int(W.a2[k]))
+                    else:
+                        done = tt + LAT[i]
+                else:
+                    done = tt + (LAT[i] if op == OP_LDG else 1)
+                if op == OP_LDG:
+                    rs = RSN[i]
+                    for d in DSTS[i]:
+                        rr[d] = done
+                        rk[d] = rs
+                elif op == OP_STG:
+                    if done > W.st_ack:
+                        W.st_ack = done
+                else:
+                    if done > W.cpa_open:
+                        W.cpa_open = done
+            elif op == OP_LDS or op == OP_STS:
+                wf = int(W.a0[k])
+                if wf:
+                    self.shared_wavefronts += wf
+                    if wf > 1:
+                        spst[p] = tt + wf * self.cfg.smem_ii
+                    smem = self.smem
+                    done = smem.access(tt, W.sm, wf, int(W.a2[k])) if smem is not None else tt + LAT[i]
+                else:
+                    done = tt + LAT[i]
+                if op == OP_LDS:
+                    rs = RSN[i]
+                    for d in DSTS[i]:
+                        rr[d] = done
+                        rk[d] = rs
+            elif op == OP_BAR:
+                bid = int(W.a0[k])
+                nthr = int(W.a1[k])
+                W.hold_t = INF
+                W.hold_r = S.BARRIER
+                W.pos, W.t, W.tlast = pos, t, tlast
+                if not self._bar_arrive(W, bid, nthr, tt):
+                    W.issued += issued
+                    W.ptx += ptx
+                    W.parked = (op, i)
+                    return
+            elif op == OP_MBAR_WAIT:
+                if W.act[k]:
+                    hint = int(W.a2[k])
+                    reason = self.cfg.mbar_sleep_reason if hint >= 0 else self.cfg.mbar_wait_reason
+                    if not int(W.a3[k]):
+                        # functionally failed poll: a fixed-latency probe
+                        done = tt + LAT[i]
+                    elif self.mbar is None:
+                        done = tt + LAT[i]
+                    else:
+                        W.wait_dsts = DSTS[i]
+                        done = self.mbar.wait(int(W.a1[k]), int(W.a0[k]), tt,
+                                              T.aux[i], hint,
+                                              lambda cyc, W=W, reason=reason: self._wake(W, cyc, reason))
+                        if done is None:
+                            done = INF
+                    for d in DSTS[i]:
+                        rr[d] = done
+                        rk[d] = reason
+                else:
+                    for d in DSTS[i]:
+                        rr[d] = tt + LAT[i]
+                        rk[d] = S.WAIT
+            elif op == OP_MBAR_ARRIVE:
+                if W.act[k] and self.mbar is not None:
+                    self.mbar.arrive(int(W.a1[k]), tt, int(W.a2[k]), int(W.a0[k]))
+                for d in DSTS[i]:
+                    rr[d] = tt + LAT[i]
+                    rk[d] = S.SHORT_SCOREBOARD
+            elif op == OP_MBAR_INIT:
+                if W.act[k] and self.mbar is not None:
+                    self.mbar.init(int(W.a1[k]), int(W.a0[k]), tt)
+            elif op == OP_TMA_LD or op == OP_TMA_ST:
+                if W.act[k]:
+                    nbytes = int(W.a0[k])
+                    store = op == OP_TMA_ST
+                    if self.tma is not None:
+                        nxt = self.tma.issue(tt, W.sm, W.g, nbytes, int(W.a3[k]),
+                                             0 if store else int(W.a2[k]), int(W.a1[k]), store)
+                    else:
+                        nxt = tt + LAT[i]
+                    W.tma_next = nxt
+            elif op == OP_WGMMA:
+                flops = int(W.a0[k])
+                self.wgmma_flops += flops
+                tc = self.tc
+                if tc is not None:
+                    done = tc.wgmma(tt, W.sm, (W.cta, W.w >> 2), flops, int(W.a1[k]), int(W.a2[k]),
+                                    bool(W.a3[k]))
+                else:
+                    done = tt + LAT[i]
+                if done > W.wg_open:
+                    W.wg_open = done
+            elif op == OP_WGMMA_COMMIT:
+                W.wg_groups.append(W.wg_open)
+                W.wg_open = 0
+            elif op == OP_WGMMA_WAIT:
+                nallow = int(W.a0[k])
+                grp = W.wg_groups
+                if W.wg_open:  # wgmmas not committed yet count as a group (conservative)
+                    grp.append(W.wg_open)
+                    W.wg_open = 0
+                if len(grp) > nallow:
+                    cut = len(grp) - nallow
+                    h = max(grp[:cut])
+                    del grp[:cut]
+                    if h > tt + 1:
+                        W.hold_t = h
+                        W.hold_r = S.GMMA
+            elif op == OP_CPA_COMMIT:
+                W.cpa_groups.append(W.cpa_open)
+                W.cpa_open = 0
+            elif op == OP_CPA_WAIT:
+                nallow = int(W.a0[k])
+                grp = W.cpa_groups
+                if len(grp) > nallow:
+                    cut = len(grp) - nallow
+                    h = max(grp[:cut])
+                    del grp[:cut]
+                    if h > tt + 1:
+                        W.hold_t = h
+                        W.hold_r = S.LONG_SCOREBOARD
+            elif op == OP_BULK_COMMIT:
+                fn = getattr(self.tma, "bulk_commit", None)
+                if fn is not None:
+                    fn(W.sm, W.g, tt)
+            elif op == OP_BULK_WAIT:
+                if self.tma is not None:
+                    h = self.tma.bulk_group_done(W.sm, W.g, int(W.a0[k]))
+                    if h is not None and h > tt + 1:
+                        W.hold_t = h
+                        W.hold_r = S.LONG_SCOREBOARD
+            elif op == OP_MMA:
+                flops = int(W.a0[k])
+                self.mma_flops += flops
+                tc = self.tc
+                if tc is not None:
+                    nxt, done = tc.mma_sync(tt, W.sm, W.sp, T.aux[i], flops)
+                    if nxt > spst[P_TENSOR]:
+                        spst[P_TENSOR] = nxt
+                else:
+                    done = tt + LAT[i]
+                rs = RSN[i]
+                for d in DSTS[i]:
+                    rr[d] = done
+                    rk[d] = rs
+            elif op == OP_CLOCK:
+                self.clock_issue[(W.g, int(W.a0[k]))] = tt
+                for d in DSTS[i]:
+                    rr[d] = tt + LAT[i]
+                    rk[d] = S.WAIT
+            elif op == OP_FENCE:
+                h = max(W.st_ack, tt + LAT[i])
+                if h > tt + 1:
+                    W.hold_t = h
+                    W.hold_r = S.MEMBAR
+            else:  # any other op with destinations: fixed latency
+                rt = tt + LAT[i]
+                rs = RSN[i]
+                for d in DSTS[i]:
+                    rr[d] = rt
+                    rk[d] = rs
+
+    # -- diagnostics ------------------------------------------------------------------------------------
+    def stuck_report(self, limit: int = 20) -> str:
+        """The unfinished warps: SM, CTA, warp, PC, PTX line and what they wait on."""
+        T = self.T
+        lines = []
+        live = [W for W in self.warps.values() if not W.done]
+        for W in live[:limit]:
+            if W.pcs is not None and W.pos < W.n:
+                i = W.pcs[W.pos]
+                loc = f"pc {i} (kernel.ptx:{T.line[i]}: {T.text[i].strip()[:60]})"
+            else:
+                i, loc = -1, "end of stream"
+            if W.parked is not None:
+                pop, pi = W.parked
+                what = OPS[pop].lower()
+                if W.hold_t >= INF and W.hold_r == S.BARRIER:
+                    what = "bar.sync (other warps of the CTA have not arrived)"
+                elif pop == OP_MBAR_WAIT or any(W.rr[r] >= INF for r in T.deps[i] if i >= 0):
+                    what = f"mbarrier phase (try_wait at kernel.ptx:{T.line[pi]})"
+            else:
+                what = f"ready at cycle {W.t} (hold until {W.hold_t}: {S.STALL_NAMES[W.hold_r]})"
+            lines.append(f"  sm {W.sm} cta {W.cta} warp {W.w}: {loc}; waits on {what}")
+        more = len(live) - len(lines)
+        head = f"{len(live)} unfinished warps, {self.n_ctas - self.ctas_done} CTAs not retired"
+        return head + ("\n" + "\n".join(lines) if lines else "") + (f"\n  ... and {more} more" if more > 0 else "")
+
+    def finished(self) -> bool:
+        return self.ctas_done == self.n_ctas

@@ -1,0 +1,229 @@
+"""Tensor cores (paper III-C). Variants registered by ``kind`` (role ``tensor_core``):
+
+* ``mma_sync`` — warp-synchronous ``mma.sync`` only (RTX 5090 / sm_120, Ampere-style). One tensor pipe per
+  sub-partition: an MMA starts at max(t, pipe free), the pipe accepts the next MMA ``issue_gap_cycles`` later
+  and the result is ready ``latency_cycles`` after the start (``tensor_core.mma_sync["dtype.shape"]``, paper
+  Table III for RTX 5090; H100 gap 6 for m16n8k16 f16 ⇒ 4096/6 FLOP/cycle/SP ≈ 66 % of the 4096 FLOP/SM/cycle
+  peak, paper III-C).
+* ``wgmma`` — Hopper: mma.sync plus asynchronous ``wgmma``. All tensor ops of an SM share one per-SM service
+  rate (``dense_*_flop_per_cycle_per_sm``: 4096 FP16, TF32 half, FP8/INT8 double). Sharing is **FIFO** in
+  arrival order (the aggregate throughput equals processor sharing; FIFO keeps O(1) cost and a deterministic
+  order). An op starts no earlier than ``t + issue_latency_{ss,rs}_cycles``; it completes after its service
+  time plus ``completion_latency_cycles`` (pipeline tail overlapping later ops) and no earlier than
+  ``t + min_latency_cycles``. At most ``accumulator_queue_depth`` ops are in flight per SM (a further op
+  waits for the oldest; ``last_release`` tells the SM core when the issuing warp may continue). Each op emits
+  accumulator-sized register traffic (64·N·4 B per warpgroup; ``wgmma_rf_traffic``) which the SM core charges
+  to the issuing sub-partition's operand collector at ``rf_traffic_bytes_per_cycle``.
+* ``tcgen05`` — Blackwell: same service model at the B200 rates, ``mma_issue_interval_cycles`` between issues,
+  ``completion_tail_latency_cycles`` tail, accumulators in TMEM (no register traffic).
+* ``ideal_queue`` — what-if of paper V-G (FA-2-async): an unbounded queue between issue and the mma.sync pipe,
+  so ``mma_sync`` never stalls issue (next issue = t + 1); the pipe itself still serialises MMAs.
+  Based on the ``wgmma`` model (also selectable by ``tensor_core.ideal_issue_queue: true``).
+
+``mma_sync(t, sm, sp, shape_key, flops) -> (next_issue_cycle, result_cycle)``: next_issue_cycle is the earliest
+cycle this sub-partition may issue another MMA (for other instructions the issue slot is free at t + 1).
+"""
+from __future__ import annotations
+
+from heapq import heappop, heappush
+
+from warpgraph.components.memory import param
+from warpgraph.core.errors import SimulationError
+from warpgraph.core.registry import register_component
+
+__all__ = ["TensorCoreUnit", "MmaSyncTensorCoreUnit", "WgmmaTensorCoreUnit", "Tcgen05TensorCoreUnit",
+           "IdealQueueTensorCoreUnit", "mma_key", "dtype_class"]
+
+_DT = {"f16": "fp16", "bf16": "fp16", "tf32": "tf32", "e4m3": "fp8", "e5m2": "fp8", "s8": "int8", "u8": "int8",
+       "f64": "fp64", "s4": "int8", "u4": "int8"}
+
+
+def dtype_class(dtype: str) -> str:
+    return _DT.get(dtype, "fp16")
+
+
+def mma_key(mods) -> str:
+    """``"dtype.shape"`` key of an mma.sync/wgmma from its PTX modifiers, e.g.
+    ``("sync","aligned","m16n8k16","row","col","f32","f16","f16","f32") -> "f16.m16n8k16"`` (A's type)."""
+    shape = ""
+    types = []
+    for m in mods:
+        if m.startswith("m") and "n" in m and "k" in m and m[1:2].isdigit():
+            shape = m
+        elif m in _DT or m in ("f32", "s32"):
+            types.append(m)
+    a = types[1] if len(types) >= 2 else (types[0] if types else "f16")
+    if a in ("u8",):
+        a = "s8"
+    if a == "e5m2":
+        a = "e4m3"
+    return f"{a}.{shape}"
+
+
+class TensorCoreUnit:
+    """Base: the mma.sync pipes of every sub-partition (per-SM wgmma service is added by subclasses)."""
+
+    role = "tensor_core"
+    kind = "mma_sync"
+    ideal_queue = False
+
+    def __init__(self, spec, engine=None):
+        self.engine = engine
+        tc = getattr(spec, "tensor_core", None)
+        self.tc = tc
+        self.n_sm = int(param(getattr(spec, "sm", None), "count", 132))
+        self.n_sp = int(param(getattr(spec, "sm", None), "subpartitions", 4))
+        table = param(tc, "mma_sync", {}) or {}
+        d = param(tc, "mma_sync_default", None)
+        self.default = (int(param(d, "issue_gap_cycles", 6)), int(param(d, "latency_cycles", 24)))
+        self.table = {k: (int(param(v, "issue_gap_cycles", 6)), int(param(v, "latency_cycles", 24)))
+                      for k, v in sorted(table.items())}
+        self.pipe = [0] * (self.n_sm * self.n_sp)
+        if bool(param(tc, "ideal_issue_queue", False)):
+            self.ideal_queue = True
+        self.mma_count = 0
+        self.mma_flops = 0
+        self.mma_busy = 0
+        self.mma_queue_cycles = 0
+
+    def mma_timing(self, shape_key: str) -> tuple[int, int]:
+        """(issue_gap, latency) for a ``dtype.shape`` key (f16/bf16/tf32/s8/e4m3 . m16n8k16 ...)."""
+        r = self.table.get(shape_key)
+        return r if r is not None else self.default
+
+    def mma_sync(self, t: int, sm: int, sp: int, shape_key: str, flops: int = 0):
+        gap, lat = self.mma_timing(shape_key)
+        i = sm * self.n_sp + sp
+        s = self.pipe[i]
+        if s < t:
+            s = t
+        else:
+            self.mma_queue_cycles += s - t
+        self.pipe[i] = s + gap
+        self.mma_count += 1
+        self.mma_flops += flops
+        self.mma_busy += gap
+        if self.ideal_queue:
+            return t + 1, s + lat
+        return s + gap, s + lat
+
+    def wgmma(self, t, sm, wg_key, flops, smem_bytes, n, a_from_regs, dtype="f16"):
+        raise SimulationError(f"tensor core kind {self.kind!r} has no wgmma",
+                              hint="an architecture whose tensor_core.kind is wgmma or tcgen05")
+
+    def wgmma_rf_traffic(self, n: int, accum_bytes: int = 4) -> tuple[int, float]:
+        return 0, 0.0
+
+    def stats(self) -> dict:
+        return {"mma_sync.count": self.mma_count, "mma_sync.flops": self.mma_flops,
+                "mma_sync.busy_cycles": self.mma_busy, "mma_sync.queue_cycles": self.mma_queue_cycles}
+
+
+@register_component(role="tensor_core", kind="mma_sync")
+class MmaSyncTensorCoreUnit(TensorCoreUnit):
+    kind = "mma_sync"
+
+
+@register_component(role="tensor_core", kind="wgmma")
+class WgmmaTensorCoreUnit(TensorCoreUnit):
+    kind = "wgmma"
+    rf_on = True
+
+    def __init__(self, spec, engine=None):
+        super().__init__(spec, engine)
+        tc = self.tc
+        self.rates = {
+            "fp16": float(param(tc, "dense_fp16_flop_per_cycle_per_sm", 4096)),
+            "tf32": float(param(tc, "dense_tf32_flop_per_cycle_per_sm", 2048)),
+            "fp8": float(param(tc, "dense_fp8_flop_per_cycle_per_sm", 8192)),
+            "int8": float(param(tc, "dense_int8_flop_per_cycle_per_sm", 8192)),
+        }
+        self.rates["fp64"] = self.rates["fp16"] / 16
+        self._init_async(tc)
+        self.free = [0.0] * self.n_sm
+        self.inflight = [[] for _ in range(self.n_sm)]
+        self.last_release = 0
+        self.last_rf_bytes = 0
+        self.wg_count = 0
+        self.wg_flops = 0
+        self.wg_busy = 0.0
+        self.rf_bytes = 0
+
+    def _init_async(self, tc):
+        self.lat_ss = int(param(tc, "issue_latency_ss_cycles", 4))
+        self.lat_rs = int(param(tc, "issue_latency_rs_cycles", 9))
+        self.tail = int(param(tc, "completion_latency_cycles", 46))
+        self.min_lat = int(param(tc, "min_latency_cycles", 32))
+        self.qdepth = int(param(tc, "accumulator_queue_depth", 8))
+        self.rf_bpc = float(param(tc, "rf_traffic_bytes_per_cycle", 512))
+
+    def wgmma_rf_traffic(self, n: int, accum_bytes: int = 4) -> tuple[int, float]:
+        """Accumulator register traffic of one warpgroup op: (bytes, cycles at rf_traffic_bytes_per_cycle)."""
+        if not self.rf_on:
+            return 0, 0.0
+        b = 64 * int(n) * accum_bytes
+        return b, b / self.rf_bpc
+
+    def wgmma(self, t: int, sm: int, wg_key, flops: int, smem_bytes: int, n: int, a_from_regs: bool,
+              dtype: str = "f16") -> int:
+        """Queue ``flops`` of tensor work on the SM; returns its completion cycle."""
+        start = t + (self.lat_rs if a_from_regs else self.lat_ss)
+        q = self.inflight[sm]
+        while q and q[0] <= t:
+            heappop(q)
+        rel = t + 1
+        if self.qdepth and len(q) >= self.qdepth:
+            c = heappop(q)
+            if c > rel:
+                rel = c
+            if c > start:
+                start = c
+        self.last_release = rel
+        f = self.free[sm]
+        if f < start:
+            f = start
+        svc = flops / self.rates.get(dtype_class(dtype), self.rates["fp16"])
+        end = f + svc
+        self.free[sm] = end
+        done = end + self.tail
+        i = int(done)
+        if i < done:
+            i += 1
+        if i < t + self.min_lat:
+            i = t + self.min_lat
+        heappush(q, i)
+        self.wg_count += 1
+        self.wg_flops += flops
+        self.wg_busy += svc
+        b, _ = self.wgmma_rf_traffic(n)
+        self.last_rf_bytes = b
+        self.rf_bytes += b
+        return i
+
+    def stats(self) -> dict:
+        d = super().stats()
+        d.update({"async.count": self.wg_count, "async.flops": self.wg_flops, "async.busy_cycles": self.wg_busy,
+                  "async.rf_bytes": self.rf_bytes})
+        return d
+
+
+@register_component(role="tensor_core", kind="tcgen05")
+class Tcgen05TensorCoreUnit(WgmmaTensorCoreUnit):
+    kind = "tcgen05"
+    rf_on = False
+
+    def _init_async(self, tc):
+        self.lat_ss = self.lat_rs = int(param(tc, "mma_issue_interval_cycles", 1))
+        self.tail = int(param(tc, "completion_tail_latency_cycles", 160))
+        self.min_lat = int(param(tc, "min_latency_cycles", 11))
+        self.qdepth = int(param(tc, "async_queue_depth", 0))
+        self.rf_bpc = 1.0
+
+    def tcgen05(self, t, sm, flops, dtype="f16"):
+        return self.wgmma(t, sm, None, flops, 0, 0, False, dtype)
+
+
+@register_component(role="tensor_core", kind="ideal_queue")
+class IdealQueueTensorCoreUnit(WgmmaTensorCoreUnit):
+    kind = "ideal_queue"
+    ideal_queue = True

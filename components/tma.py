@@ -1,0 +1,151 @@
+"""TMA unit (paper III-A, Fig. 4): one object for all SMs, per-SM state in lists (Contract 6).
+
+Per SM:
+
+* **Front end / transaction queue**: a ``cp.async.bulk`` issued by a warp at ``t`` is accepted by the SM's TMA
+  front end no earlier than ``frontend_accept_cycles`` after the previous acceptance (4 sub-partitions issuing
+  together: span = 1 + 44 + 3·4 = 57 ≈ the paper's 58 cycles), and only when fewer than ``admission_depth``
+  (16) transactions are active; otherwise it waits for the earliest active transaction to complete (the 17th
+  back-pressures). The issuing warp is released ``issue_gap_cycles`` (44) after acceptance, so N same-warp
+  issues between two clock reads take T(N) = 1 + 44·N (the 1 is the issue slot of the first instruction).
+* **Request generator**: FIFO over accepted transactions, streaming each as ``request_granularity_bytes``
+  requests at ``request_bytes_per_cycle`` (32 B/cycle Hopper/RTX 5090, 128 B200), starting
+  ``issue_latency_cycles`` after acceptance. The in-flight tracker (``inflight_requests``) caps the stream by
+  Little's law: rate <= inflight × granularity / round-trip (unloaded L2 or DRAM round trip of the memory
+  system) — e.g. 814 requests over 845.7 cycles = 0.963 requests/cycle (paper III-A).
+* **Memory**: the stream is one ``mem.bulk`` reservation (L2 partitions, HBM for the DRAM first-touch bytes).
+  Reads: all box bytes are requested from L2 when ``oob_reads_reach_l2`` (paper: OOB reads reach L2), only
+  in-bounds bytes otherwise; OOB bytes never reach DRAM (the trace's DRAM bytes are in-bounds only). Writes:
+  only in-bounds bytes make traffic; they are read from smem at ``store_source_bytes_per_cycle`` and counted as
+  written back to DRAM once.
+* **Completion**: last response + ``completion_latency_cycles``; loads schedule an engine event that calls
+  ``mbar.complete_tx(key, nbytes, t_done)``; stores retire their bulk group (``bulk_commit`` /
+  ``bulk_group_done`` for ``cp.async.bulk.commit_group`` / ``wait_group``).
+"""
+from __future__ import annotations
+
+from heapq import heappop, heappush
+
+from warpgraph.components.memory import param
+from warpgraph.core.registry import register_component
+
+__all__ = ["TmaUnit"]
+
+
+@register_component(role="tma", kind="default")
+class TmaUnit:
+    role = "tma"
+    kind = "default"
+
+    def __init__(self, spec, engine, mem, mbar):
+        self.engine, self.mem, self.mbar = engine, mem, mbar
+        p = getattr(spec, "tma", None)
+        self.depth = int(param(p, "admission_depth", 16))
+        self.gap = int(param(p, "issue_gap_cycles", 44))
+        self.lat = int(param(p, "issue_latency_cycles", 1))
+        self.bpc = float(param(p, "request_bytes_per_cycle", 32))
+        self.gran = int(param(p, "request_granularity_bytes", 32))
+        self.inflight = int(param(p, "inflight_requests", 814))
+        self.done_lat = int(param(p, "completion_latency_cycles", 0))
+        self.oob_l2 = bool(param(p, "oob_reads_reach_l2", True))
+        self.store_bpc = float(param(p, "store_source_bytes_per_cycle", self.bpc))
+        self.accept = int(param(p, "frontend_accept_cycles", 4))  # not in schema yet (module docstring)
+        n = int(param(getattr(spec, "sm", None), "count", 132))
+        self.fe_free = [0] * n
+        self.gen_free = [0.0] * n
+        self.active = [[] for _ in range(n)]  # heap of completion cycles of admitted transactions
+        # Little's-law caps on the generator rate (bytes/cycle) for L2-hit and DRAM streams
+        rt_l2 = float(getattr(mem, "l2_rt", 300.0))
+        rt_dram = float(getattr(mem, "dram_rt", 850.0))
+        cap = self.inflight * self.gran
+        self.rate_l2 = min(self.bpc, cap / rt_l2) if rt_l2 > 0 else self.bpc
+        self.rate_dram = min(self.bpc, cap / rt_dram) if rt_dram > 0 else self.bpc
+        self.groups: dict[tuple[int, int], list] = {}  # (sm, warp) -> [committed group done..., open group done]
+        # stats
+        self.n_loads = 0
+        self.n_stores = 0
+        self.bytes_loaded = 0
+        self.bytes_stored = 0
+        self.admission_stall_cycles = 0
+        self.gen_busy = 0.0
+
+    # ------------------------------------------------------------------------------------------------
+    def issue(self, t: int, sm: int, warp: int, nbytes: int, inb_bytes: int, dram_bytes: int, mbar_key: int,
+              store: bool) -> int:
+        """A cp.async.bulk(.tensor) issued by ``warp`` of ``sm`` at ``t``; returns the cycle the warp may issue
+        its next instruction."""
+        ta = self.fe_free[sm]
+        if ta < t:
+            ta = t
+        act = self.active[sm]
+        while act and act[0] <= ta:
+            heappop(act)
+        if len(act) >= self.depth:
+            c = heappop(act)
+            if c > ta:
+                self.admission_stall_cycles += c - ta
+                ta = c
+        self.fe_free[sm] = ta + self.accept
+        release = ta + self.gap
+        # request generator (FIFO over admitted transactions)
+        g0 = self.gen_free[sm]
+        ts = ta + self.lat
+        if g0 < ts:
+            g0 = ts
+        mem = self.mem
+        if store:
+            self.n_stores += 1
+            self.bytes_stored += nbytes
+            traffic = inb_bytes
+            rate = self.store_bpc if self.store_bpc < self.bpc else self.bpc
+            g1 = g0 + traffic / rate
+            done = mem.bulk(g0, sm, traffic, traffic, True, g1) if traffic > 0 else int(g1) + 1
+        else:
+            self.n_loads += 1
+            self.bytes_loaded += nbytes
+            traffic = nbytes if self.oob_l2 else inb_bytes
+            rate = self.rate_dram if dram_bytes > 0 else self.rate_l2
+            g1 = g0 + traffic / rate
+            done = mem.bulk(g0, sm, traffic, dram_bytes, False, g1) if traffic > 0 else int(g1) + 1
+        self.gen_free[sm] = g1
+        self.gen_busy += g1 - g0
+        t_done = done + self.done_lat
+        heappush(act, t_done)
+        if store:
+            g = self.groups.get((sm, warp))
+            if g is None:
+                g = self.groups[(sm, warp)] = [0]
+            if t_done > g[-1]:
+                g[-1] = t_done
+        elif mbar_key is not None and mbar_key >= 0 and self.mbar is not None:
+            self.engine.schedule(t_done, self.mbar.complete_tx, mbar_key, nbytes, t_done)
+        self.last_done = t_done
+        return release
+
+    def bulk_commit(self, sm: int, warp: int) -> None:
+        """cp.async.bulk.commit_group: close the warp's open bulk-store group."""
+        g = self.groups.get((sm, warp))
+        if g is None:
+            self.groups[(sm, warp)] = [0, 0]
+        else:
+            g.append(0)
+
+    def bulk_group_done(self, sm: int, warp: int, n_pending_allowed: int) -> int | None:
+        """cp.async.bulk.wait_group N: the cycle at which at most N committed groups are still pending
+        (max over the older groups' completions); None when nothing needs waiting for."""
+        g = self.groups.get((sm, warp))
+        if g is None or len(g) < 2:
+            return None
+        committed = g[:-1]
+        k = len(committed) - int(n_pending_allowed)
+        if k <= 0:
+            return None
+        done = max(committed[:k])
+        # groups fully waited for are dropped (keep the allowed ones and the open group)
+        del g[:k]
+        return done
+
+    def stats(self) -> dict:
+        return {"loads": self.n_loads, "stores": self.n_stores, "bytes_loaded": self.bytes_loaded,
+                "bytes_stored": self.bytes_stored, "admission_stall_cycles": self.admission_stall_cycles,
+                "generator_busy_cycles": self.gen_busy}

@@ -1,0 +1,213 @@
+"""Simple stand-ins for the Contract-6 timing units (used when the real ones in ``warpgraph.components`` are
+missing, and by the SM-core tests so that they pin the core's behaviour, not the units'). Each is a handful of
+"next-free" servers with fixed latencies read from the arch spec (documented defaults)."""
+from __future__ import annotations
+
+from math import ceil
+
+__all__ = ["StandinMemory", "StandinSharedMemory", "StandinTma", "StandinMbarrier", "StandinTensorCore",
+           "sget"]
+
+
+def sget(spec, path: str, default):
+    """``spec.a.b`` (attributes or dict keys) or ``default``."""
+    cur = spec
+    for part in path.split("."):
+        if cur is None:
+            return default
+        if isinstance(cur, dict):
+            cur = cur.get(part)
+        else:
+            cur = getattr(cur, part, None)
+    return default if cur is None else cur
+
+
+class StandinMemory:
+    def __init__(self, spec, engine=None):
+        n_sms = int(sget(spec, "sm.count", 132))
+        mhz = float(sget(spec, "clocks.sm_mhz", 1755.0))
+        self.l2_lat = (int(sget(spec, "l2.near_latency_cycles", 258)) + int(sget(spec, "l2.far_latency_cycles", 414))) // 2
+        self.dram_lat = int(sget(spec, "hbm.latency_cycles", 298))
+        gbps = float(sget(spec, "hbm.bandwidth_gb_per_s", 4800)) * float(sget(spec, "hbm.efficiency", 0.9))
+        self.dram_bpc = gbps * 1e9 / (mhz * 1e6)
+        self.l2_bpc = int(sget(spec, "l2.slices", 160)) * int(sget(spec, "l2.bytes_per_cycle_per_slice", 32)) * 0.75
+        self.sm_bpc = float(sget(spec, "fabric.xbar_bytes_per_cycle_per_sm", 64))
+        self.sm_free = [0.0] * n_sms
+        self.l2_free = 0.0
+        self.dram_free = 0.0
+        self.c = {"l2_bytes": 0, "dram_read_bytes": 0, "dram_write_bytes": 0, "requests": 0}
+
+    def _go(self, t, sm, l2_bytes, dram_bytes, write):
+        start = max(float(t), self.sm_free[sm])
+        self.sm_free[sm] = start + l2_bytes / self.sm_bpc
+        s2 = max(start, self.l2_free)
+        self.l2_free = s2 + l2_bytes / self.l2_bpc
+        done = s2 + l2_bytes / self.sm_bpc + self.l2_lat
+        if dram_bytes and not write:
+            d = max(s2, self.dram_free)
+            self.dram_free = d + dram_bytes / self.dram_bpc
+            done = max(done + self.dram_lat, self.dram_free + self.l2_lat)
+        self.c["l2_bytes"] += l2_bytes
+        if write:
+            self.c["dram_write_bytes"] += l2_bytes
+        else:
+            self.c["dram_read_bytes"] += dram_bytes
+        self.c["requests"] += 1
+        return int(ceil(done))
+
+    def global_access(self, t, sm, op, sectors, dram_sectors, lines, nbytes):
+        return self._go(t, sm, sectors * 32, dram_sectors * 32, op == "st")
+
+    def bulk(self, t, sm, l2_bytes, dram_bytes, write):
+        return self._go(t, sm, l2_bytes, dram_bytes, write)
+
+    def stats(self):
+        return dict(self.c)
+
+
+class StandinSharedMemory:
+    def __init__(self, spec, engine=None):
+        self.lat = int(sget(spec, "shared_memory.latency_cycles", 29))
+        self.free = {}
+        self.c = {"accesses": 0, "wavefronts": 0}
+
+    def access(self, t, sm, wavefronts, nbytes):
+        s = max(t, self.free.get(sm, 0))
+        self.free[sm] = s + wavefronts
+        self.c["accesses"] += 1
+        self.c["wavefronts"] += wavefronts
+        return s + wavefronts + self.lat
+
+    def stats(self):
+        return dict(self.c)
+
+
+class StandinMbarrier:
+    def __init__(self, spec, engine):
+        self.eng = engine
+        self.poll = int(sget(spec, "mbarrier.try_wait_cycles", 42))
+        self.st = {}  # key -> [count, pending, tx, completed, times, waiters]
+        self.c = {"phases": 0, "waits": 0, "blocked_waits": 0}
+
+    def init(self, key, count, t):
+        self.st[key] = [count, count, 0, 0, [], []]
+
+    def _s(self, key):
+        s = self.st.get(key)
+        if s is None:
+            s = self.st[key] = [1, 1, 0, 0, [], []]
+        return s
+
+    def arrive(self, key, t, arrivals, tx_bytes):
+        s = self._s(key)
+        s[2] += tx_bytes
+        s[1] -= max(1, arrivals) if arrivals else 1
+        self._check(s, t)
+
+    def complete_tx(self, key, nbytes, t):
+        s = self._s(key)
+        s[2] -= nbytes
+        self._check(s, t)
+
+    def _check(self, s, t):
+        if s[1] <= 0 and s[2] <= 0:
+            s[3] += 1
+            s[4].append(t)
+            s[1] += s[0]
+            s[2] = 0
+            self.c["phases"] += 1
+            keep = []
+            for ph, wake in s[5]:
+                if s[3] > ph:
+                    wake(t + self.poll)
+                else:
+                    keep.append((ph, wake))
+            s[5] = keep
+
+    def wait(self, key, phase, t, op, hint, wake):
+        s = self._s(key)
+        self.c["waits"] += 1
+        if s[3] > phase:
+            return max(t, s[4][phase]) + self.poll
+        self.c["blocked_waits"] += 1
+        s[5].append((phase, wake))
+        return None
+
+    def stats(self):
+        return dict(self.c)
+
+
+class StandinTma:
+    def __init__(self, spec, engine, mem, mbar):
+        self.eng, self.mem, self.mbar = engine, mem, mbar
+        self.gap = int(sget(spec, "tma.issue_gap_cycles", 44))
+        self.bpc = float(sget(spec, "tma.request_bytes_per_cycle", 32))
+        self.depth = int(sget(spec, "tma.admission_depth", 16))
+        self.free = {}
+        self.inflight = {}
+        self.stores = {}
+        self.c = {"loads": 0, "stores": 0, "bytes": 0}
+
+    def issue(self, t, sm, warp, nbytes, inb_bytes, dram_bytes, mbar_key, store):
+        fl = self.inflight.setdefault(sm, [])
+        start = max(t + 1, self.free.get(sm, 0))
+        fl[:] = [x for x in fl if x > start]
+        if len(fl) >= self.depth:
+            fl.sort()
+            start = fl[len(fl) - self.depth]
+        gen = int(ceil(max(nbytes, inb_bytes) / self.bpc))
+        self.free[sm] = start + gen
+        done = max(self.mem.bulk(start, sm, inb_bytes, dram_bytes, store), start + gen)
+        fl.append(done)
+        self.c["bytes"] += nbytes
+        if store:
+            self.c["stores"] += 1
+            self.stores.setdefault(warp, []).append(done)
+        else:
+            self.c["loads"] += 1
+            if self.mbar is not None and mbar_key is not None and mbar_key >= 0:
+                self.eng.schedule(done, self.mbar.complete_tx, mbar_key, nbytes, done, prio=0)
+        return t + self.gap
+
+    def bulk_group_done(self, sm, warp, n_pending_allowed):
+        lst = self.stores.get(warp)
+        if not lst or len(lst) <= n_pending_allowed:
+            return None
+        cut = len(lst) - n_pending_allowed
+        h = max(lst[:cut])
+        del lst[:cut]
+        return h
+
+    def stats(self):
+        return dict(self.c)
+
+
+class StandinTensorCore:
+    def __init__(self, spec, engine=None):
+        self.rate = float(sget(spec, "tensor_core.dense_fp16_flop_per_cycle_per_sm", 4096))
+        self.tail = int(sget(spec, "tensor_core.completion_latency_cycles", 46))
+        self.issue = int(sget(spec, "tensor_core.issue_latency_ss_cycles", 4))
+        self.gap = int(sget(spec, "tensor_core.mma_sync_default.issue_gap_cycles", 6))
+        self.lat = int(sget(spec, "tensor_core.mma_sync_default.latency_cycles", 24))
+        self.free = {}
+        self.c = {"wgmma": 0, "mma_sync": 0, "flops": 0, "busy_cycles": 0.0}
+
+    def wgmma(self, t, sm, wg_key, flops, smem_bytes, n, a_from_regs):
+        s = max(float(t + self.issue), self.free.get(sm, 0.0))
+        d = flops / self.rate
+        self.free[sm] = s + d
+        self.c["wgmma"] += 1
+        self.c["flops"] += flops
+        self.c["busy_cycles"] += d
+        return int(ceil(s + d)) + self.tail
+
+    def mma_sync(self, t, sm, sp, shape_key, flops):
+        k = (sm, sp)
+        s = max(t, self.free.get(k, 0))
+        self.free[k] = s + self.gap
+        self.c["mma_sync"] += 1
+        self.c["flops"] += flops
+        return s + self.gap, s + self.lat
+
+    def stats(self):
+        return dict(self.c)

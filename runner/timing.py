@@ -1,0 +1,354 @@
+"""The timing pass: lower a Program to the SM core's static tables, build the units, replay the trace.
+
+``run_timing(trace, spec, ...) -> TimingOutcome`` (metrics + Stats + clock issue cycles).
+Spec parameters are read with documented defaults (``sget``), so older/newer schemas degrade gracefully.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from warpgraph.components import stalls as S
+from warpgraph.components.cta_scheduler import CtaScheduler, occupancy
+from warpgraph.components.sass_cost import sass_per_ptx
+from warpgraph.components.sm_core import (INF, OPS, P_ALU, P_CBU, P_FMA, P_FP16, P_FP64, P_LSU, P_MIO, P_SFU,
+                                          P_TENSOR, P_UNIFORM, CoreConfig, SMCore, StaticTables)
+from warpgraph.components import sm_core as C
+from warpgraph.core.engine import ClockDomain, Engine, CycleLimitExceeded
+from warpgraph.core.errors import SimulationError
+from warpgraph.core.stats import Stats
+from warpgraph.runner.standin_units import (StandinMbarrier, StandinMemory, StandinSharedMemory,
+                                            StandinTensorCore, StandinTma, sget)
+
+__all__ = ["lower", "core_config", "build_units", "run_timing", "TimingOutcome", "registers_per_thread"]
+
+# Unit name -> (pipe, latencies-section key, stall reason of its results)
+_UNIT = {
+    "INT": (P_ALU, "int", S.WAIT), "FP32": (P_FMA, "fp32", S.WAIT), "FP16": (P_FP16, "fp16", S.WAIT),
+    "FP64": (P_FP64, "fp64", S.WAIT), "SFU": (P_SFU, "sfu", S.SHORT_SCOREBOARD),
+    "CVT": (P_ALU, "cvt", S.SHORT_SCOREBOARD), "BRANCH": (P_CBU, "branch", S.WAIT),
+    "MIO": (P_MIO, "mio", S.SHORT_SCOREBOARD), "LSU": (P_LSU, "lsu", S.LONG_SCOREBOARD),
+    "TENSOR": (P_TENSOR, "tensor", S.WAIT), "TMA": (P_UNIFORM, "misc", S.WAIT),
+    "SYNC": (P_MIO, "sync", S.SHORT_SCOREBOARD), "MISC": (P_ALU, "misc", S.WAIT), "NONE": (P_ALU, "misc", S.WAIT),
+}
+_DEFAULT_LAT = {"int": (4, 2), "fp32": (4, 1), "fp16": (4, 1), "fp64": (8, 2), "sfu": (21, 8), "cvt": (14, 4),
+                "branch": (4, 1), "mio": (23, 2), "lsu": (4, 1), "tensor": (24, 6), "sync": (4, 1), "misc": (4, 1)}
+_KIND_OP = {
+    "ALU": C.OP_ALU, "BRANCH": C.OP_BRANCH, "EXIT": C.OP_EXIT, "LD_GLOBAL": C.OP_LDG, "ST_GLOBAL": C.OP_STG,
+    "ATOM_GLOBAL": C.OP_LDG, "LD_SHARED": C.OP_LDS, "ST_SHARED": C.OP_STS, "ATOM_SHARED": C.OP_LDS,
+    "LDMATRIX": C.OP_LDS, "STMATRIX": C.OP_STS, "LD_PARAM": C.OP_ALU, "LD_LOCAL": C.OP_LDG, "ST_LOCAL": C.OP_STG,
+    "CP_ASYNC": C.OP_CP_ASYNC, "CP_ASYNC_COMMIT": C.OP_CPA_COMMIT, "CP_ASYNC_WAIT": C.OP_CPA_WAIT,
+    "TMA_LOAD": C.OP_TMA_LD, "TMA_STORE": C.OP_TMA_ST, "BULK_COMMIT": C.OP_BULK_COMMIT,
+    "BULK_WAIT": C.OP_BULK_WAIT, "MBAR_INIT": C.OP_MBAR_INIT, "MBAR_ARRIVE": C.OP_MBAR_ARRIVE,
+    "MBAR_WAIT": C.OP_MBAR_WAIT, "MBAR_OTHER": C.OP_ALU, "BAR_SYNC": C.OP_BAR, "MMA_SYNC": C.OP_MMA,
+    "WGMMA": C.OP_WGMMA, "WGMMA_FENCE": C.OP_ALU, "WGMMA_COMMIT": C.OP_WGMMA_COMMIT,
+    "WGMMA_WAIT": C.OP_WGMMA_WAIT, "SHFL": C.OP_ALU, "VOTE": C.OP_ALU, "CLOCK": C.OP_CLOCK, "FENCE": C.OP_FENCE,
+    "NOP": C.OP_ALU,
+}
+_GLOBAL_OPN = {"LD_GLOBAL": "ld", "ATOM_GLOBAL": "atom", "LD_LOCAL": "ld", "ST_GLOBAL": "st", "ST_LOCAL": "st",
+               "CP_ASYNC": "cp_async"}
+
+
+def _unit_timing(spec, key):
+    d = _DEFAULT_LAT[key]
+    u = sget(spec, f"latencies.{key}", None)
+    if u is None:
+        return d
+    return int(sget(u, "latency_cycles", d[0])), int(sget(u, "interval_cycles", d[1]))
+
+
+def _name(e) -> str:
+    return getattr(e, "name", str(e)).upper()
+
+
+def lower(program, spec=None, *, sass_overrides: dict | None = None) -> StaticTables:
+    """Static per-instruction tables of ``program`` for the SM core."""
+    insts = program.instructions
+    nregs = len(program.reg_names)
+    T = StaticTables(len(insts), nregs)
+    mem_lat = int(sget(spec, "l2.near_latency_cycles", 258)) + int(sget(spec, "hbm.latency_cycles", 298))
+    smem_lat = int(sget(spec, "shared_memory.latency_cycles", 29))
+    ld_param = int(sget(spec, "latencies.ld_param_cycles", 30))
+    clock_lat = int(sget(spec, "latencies.clock_read_cycles", 6))
+    try_wait = int(sget(spec, "mbarrier.try_wait_cycles", 42))
+    test_wait = int(sget(spec, "mbarrier.test_wait_cycles", 42))
+    arrive = int(sget(spec, "mbarrier.arrive_cycles", 29))
+    for ins in insts:
+        i = ins.index
+        kind = _name(ins.kind)
+        unit = _name(ins.unit)
+        pipe, ukey, rsn = _UNIT.get(unit, (P_ALU, "misc", S.WAIT))
+        lat, ii = _unit_timing(spec, ukey)
+        op = _KIND_OP.get(kind, C.OP_ALU)
+        text = getattr(ins, "text", "") or ""
+        cost, rule = sass_per_ptx(ins.opcode, tuple(ins.mods), text)
+        if sass_overrides and ins.opcode in sass_overrides:
+            cost, rule = int(sass_overrides[ins.opcode]), "override"
+        dsts = tuple(ins.dsts)
+        srcs = tuple(ins.srcs)
+        aux = None
+        if kind in _GLOBAL_OPN:
+            aux = _GLOBAL_OPN[kind]
+            pipe, lat, rsn = P_LSU, mem_lat, S.LONG_SCOREBOARD
+        elif kind in ("LD_SHARED", "ST_SHARED", "ATOM_SHARED", "LDMATRIX", "STMATRIX"):
+            pipe, lat, rsn = P_MIO, smem_lat, S.SHORT_SCOREBOARD
+            ii = 1
+        elif kind == "LD_PARAM":
+            lat, rsn = ld_param, S.WAIT
+        elif kind == "SHFL":
+            pipe, rsn = P_MIO, S.SHORT_SCOREBOARD
+        elif kind == "MBAR_WAIT":
+            pipe = P_MIO
+            ms = set(ins.mods)
+            aux = "test_wait" if ("test_wait" in ins.opcode or "test_wait" in ms) else "try_wait"
+            lat = test_wait if aux == "test_wait" else try_wait
+        elif kind in ("MBAR_ARRIVE", "MBAR_INIT", "MBAR_OTHER"):
+            pipe, lat, rsn = P_MIO, arrive, S.SHORT_SCOREBOARD
+        elif kind in ("TMA_LOAD", "TMA_STORE", "BULK_COMMIT", "BULK_WAIT"):
+            pipe = P_UNIFORM
+        elif kind == "MMA_SYNC":
+            pipe = P_TENSOR
+            ms = [m for m in ins.mods if m.startswith("m") and "n" in m and "k" in m]
+            types = [m for m in ins.mods if m in ("f16", "bf16", "tf32", "s8", "u8", "e4m3", "e5m2", "f64")]
+            aux = f"{types[-1] if types else 'f16'}.{ms[0] if ms else 'm16n8k16'}"
+        elif kind == "WGMMA":
+            pipe, lat = P_TENSOR, 128
+            ii = 1
+            # accumulators are ordered by wgmma.wait_group, not by the scoreboard
+            srcs = tuple(r for r in srcs if r not in set(dsts))
+            dsts = ()
+        elif kind == "CLOCK":
+            lat = clock_lat
+        elif kind == "BAR_SYNC":
+            pipe = P_CBU
+        elif kind == "FENCE":
+            lat = 8
+        if cost == 0 and op == C.OP_ALU:
+            op = C.OP_FREE
+        deps = tuple(dict.fromkeys(srcs + dsts))  # RAW + WAW, order kept, deduplicated
+        T.op[i], T.cost[i], T.pipe[i], T.ii[i], T.lat[i] = op, cost, pipe, max(1, ii), max(0, lat)
+        T.deps[i], T.dsts[i], T.rsn[i], T.aux[i] = deps, dsts, rsn, aux
+        T.line[i], T.text[i], T.ptx_cost_rule[i] = getattr(ins, "line", 0), text, rule
+    return T
+
+
+def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> CoreConfig:
+    sched = sget(spec, "subpartition.scheduler", None)
+    pol = policy or (sget(sched, "policy", "gto") if sched is not None else "gto")
+    return CoreConfig(
+        n_sms=int(n_sms or sget(spec, "sm.count", 132)),
+        subpartitions=int(sget(spec, "sm.subpartitions", 4)),
+        policy=str(pol),
+        max_warps_per_sm=int(sget(spec, "sm.max_warps", 64)),
+        bar_latency=int(sget(spec, "latencies.bar_sync_release_cycles", 20)),
+        branch_latency=int(sget(spec, "latencies.branch.latency_cycles", 4)) // 2,
+        launch_latency=int(sget(spec, "cta_scheduler.launch_latency_cycles", 100)),
+        initial_launch_latency=int(sget(spec, "cta_scheduler.kernel_launch_latency_cycles", 0)),
+        poll_latency=int(sget(spec, "mbarrier.try_wait_cycles", 42)),
+    )
+
+
+def registers_per_thread(program, record=None) -> tuple[int, str]:
+    """``.maxnreg`` > record measured/source ``registers_per_thread`` (compiler fact) > PTX estimate."""
+    mx = getattr(program, "maxnreg", None)
+    if mx:
+        return int(mx), "ptx .maxnreg"
+    for src in (getattr(record, "measured", None), getattr(record, "source", None)):
+        if src is None:
+            continue
+        v = src.get("registers_per_thread") if isinstance(src, dict) else getattr(src, "registers_per_thread", None)
+        if v:
+            return int(v), "compiler fact (registers_per_thread of the record)"
+    # estimate: PTX virtual registers over-count; 32-bit count + 2 per 64-bit, capped
+    n32 = n64 = 0
+    for name in getattr(program, "reg_names", []):
+        if name.startswith("%rd") or name.startswith("%fd"):
+            n64 += 1
+        elif name.startswith("%p"):
+            continue
+        else:
+            n32 += 1
+    est = min(255, max(16, (n32 + 2 * n64) // 2 + 16))
+    return est, "estimate from PTX register declarations"
+
+
+def build_units(spec, engine, units: str = "auto"):
+    """(mem, smem, tma, mbar, tc, names): the Contract-6 units; stand-ins where the real ones are missing."""
+    names = {}
+
+    def real(mod, cls):
+        if units == "standin":
+            return None
+        try:
+            m = __import__(f"warpgraph.components.{mod}", fromlist=[cls])
+            return getattr(m, cls)
+        except (ImportError, AttributeError):
+            return None
+
+    M = real("memory", "MemorySystem")
+    mem = M(spec, engine) if M else StandinMemory(spec, engine)
+    names["memory"] = type(mem).__name__
+    SM = real("shared_memory", "SharedMemoryUnit")
+    smem = SM(spec) if SM else StandinSharedMemory(spec)
+    names["shared_memory"] = type(smem).__name__
+    MB = real("mbarrier", "MbarrierUnit")
+    mbar = MB(spec, engine) if MB else StandinMbarrier(spec, engine)
+    names["mbarrier"] = type(mbar).__name__
+    TM = real("tma", "TmaUnit")
+    tma = TM(spec, engine, mem, mbar) if TM else StandinTma(spec, engine, mem, mbar)
+    names["tma"] = type(tma).__name__
+    TC = real("tensor_core", "TensorCoreUnit")
+    tc = TC(spec, engine) if TC else StandinTensorCore(spec, engine)
+    names["tensor_core"] = type(tc).__name__
+    return mem, smem, tma, mbar, tc, names
+
+
+@dataclass
+class TimingOutcome:
+    metrics: dict
+    stats: Stats
+    clock_issue: dict = field(default_factory=dict)
+    occupancy: object = None
+    core: object = None
+
+
+def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, units: str = "auto",
+               policy: str | None = None, n_sms: int | None = None, shared_bytes: int | None = None,
+               registers: int | None = None, sass_overrides: dict | None = None) -> TimingOutcome:
+    """Replay ``trace`` (Contract 2) on ``spec`` (Contract 4). Raises SimulationError on a hang / cycle limit."""
+    t_wall = time.perf_counter()
+    prog = trace.program
+    tables = lower(prog, spec, sass_overrides=sass_overrides)
+    cfg = core_config(spec, n_sms=n_sms, policy=policy)
+    if registers is not None:
+        regs, regs_src = int(registers), "given"
+    else:
+        regs, regs_src = registers_per_thread(prog, record)
+    if shared_bytes is None:
+        shared_bytes = int(getattr(record, "shared_bytes", 0) or 0) if record is not None else 0
+        shared_bytes = max(shared_bytes, int(getattr(prog, "static_shared_bytes", 0) or 0))
+    occ = occupancy(
+        threads_per_cta=trace.threads_per_cta, registers_per_thread=regs, registers_source=regs_src,
+        smem_per_cta_bytes=shared_bytes,
+        max_warps_per_sm=int(sget(spec, "sm.max_warps", 64)), max_threads_per_sm=int(sget(spec, "sm.max_threads", 2048)),
+        max_ctas_per_sm=int(sget(spec, "sm.max_ctas", 32)), registers_per_sm=int(sget(spec, "sm.registers", 65536)),
+        reg_alloc_unit=int(sget(spec, "sm.register_alloc_unit", 256)),
+        max_registers_per_thread=int(sget(spec, "sm.max_registers_per_thread", 255)),
+        smem_per_sm_bytes=int(sget(spec, "sm.shared_memory_bytes", 233472)),
+        max_smem_per_cta_bytes=int(sget(spec, "sm.max_shared_per_cta_bytes", 232448)),
+        reserved_smem_per_cta_bytes=int(sget(spec, "sm.shared_reserved_per_cta_bytes", 1024)),
+    )
+    eng = Engine(ClockDomain("sm", float(sget(spec, "clocks.sm_mhz", 1755.0))))
+    mem, smem, tma, mbar, tc, unit_names = build_units(spec, eng, units)
+    sched = CtaScheduler.standalone(trace.n_ctas, cfg.n_sms, occ.ctas_per_sm,
+                                    launch_latency_cycles=cfg.launch_latency)
+    core = SMCore(eng, tables, cfg, n_ctas=trace.n_ctas, warps_per_cta=trace.warps_per_cta,
+                  threads_per_cta=trace.threads_per_cta, stream_of=trace.warp_stream, scheduler=sched,
+                  mem=mem, smem=smem, tma=tma, mbar=mbar, tc=tc, max_cycles=max_cycles)
+    eng.report = core.stuck_report
+    core.start()
+    eng.run(max_cycles=max_cycles)
+    if not core.finished():
+        raise SimulationError("simulation deadlocked: no pending events but warps have not finished\n"
+                              + core.stuck_report(),
+                              hint="a bar.sync / mbarrier wait that can never complete (see the listed warps)")
+    wall = time.perf_counter() - t_wall
+    return _outcome(core, eng, cfg, occ, tables, (mem, smem, tma, mbar, tc), unit_names, wall, spec)
+
+
+def _unit_stats(u) -> dict:
+    fn = getattr(u, "stats", None)
+    if fn is None:
+        return {}
+    try:
+        d = fn()
+    except Exception:  # a unit's stats must not break the run's result
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def _find(d: dict, *keys, default=0):
+    """First key found in a possibly nested stats dict (depth-first, exact names)."""
+    for k in keys:
+        if k in d and not isinstance(d[k], dict):
+            return d[k]
+    for v in d.values():
+        if isinstance(v, dict):
+            r = _find(v, *keys, default=None)
+            if r is not None:
+                return r
+    return default
+
+
+def _outcome(core: SMCore, eng, cfg, occ, tables, units, unit_names, wall, spec) -> TimingOutcome:
+    mem, smem, tma, mbar, tc = units
+    cycles = core.end_cycle
+    issued = core.issued
+    st = Stats()
+    stall = core.stall
+    stall[S.SELECTED] = issued
+    ratios = {n: (stall[k] / issued if issued else 0.0) for k, n in enumerate(S.STALL_NAMES)}
+    sm_active = sum(core.sm_active_cycles)
+    occ_pct = 100.0 * core.warp_resident_cycles / (sm_active * cfg.max_warps_per_sm) if sm_active else 0.0
+    ms = _unit_stats(mem)
+    dram_r = _find(ms, "dram_read_bytes", "read_bytes")
+    dram_w = _find(ms, "dram_write_bytes", "write_bytes")
+    l2b = _find(ms, "l2_bytes", "bytes")
+    tcs = _unit_stats(tc)
+    rate = float(sget(spec, "tensor_core.dense_fp16_flop_per_cycle_per_sm", 4096))
+    flops = core.wgmma_flops + core.mma_flops
+    tensor_util = 100.0 * flops / (rate * cfg.n_sms * cycles) if cycles else 0.0
+    metrics = {
+        "cycles": int(cycles),
+        "warp_instructions": int(issued),
+        "ptx_warp_instructions": int(core.ptx_issued),
+        "dram_read_bytes": int(dram_r),
+        "dram_write_bytes": int(dram_w),
+        "l2_bytes": int(l2b),
+        "achieved_occupancy_pct": round(occ_pct, 3),
+        "stall_ratios_per_issue": {k: round(v, 4) for k, v in ratios.items()},
+        "tensor_utilization_pct": round(tensor_util, 3),
+        "timing_wall_seconds": wall,
+        "ctas_per_sm": occ.ctas_per_sm,
+        "occupancy_limiter": occ.limiter,
+        "registers_per_thread": occ.registers_per_thread,
+        "registers_source": occ.registers_source,
+        "engine_events": eng.events_processed,
+        "units": unit_names,
+    }
+    # stats frame: hierarchical names
+    g = st.group("gpu")
+    g.set("cycles", cycles)
+    g.set("warp_instructions", issued)
+    g.set("ptx_warp_instructions", core.ptx_issued)
+    g.set("engine_events", eng.events_processed)
+    g.set("wgmma_flops", core.wgmma_flops)
+    g.set("mma_flops", core.mma_flops)
+    g.set("global_sectors", core.global_sectors)
+    g.set("shared_wavefronts", core.shared_wavefronts)
+    g.set("warp_resident_cycles", core.warp_resident_cycles)
+    sc = st.group("gpu.stalls")
+    for k, nme in enumerate(S.STALL_NAMES):
+        sc.set(nme, stall[k])
+    so = st.group("gpu.ops")
+    for k, nme in enumerate(OPS):
+        if core.op_counts[k]:
+            so.set(nme.lower(), core.op_counts[k])
+    co = st.group("cta_scheduler")
+    co.set("ctas_per_sm", occ.ctas_per_sm)
+    co.set("registers_per_thread", occ.registers_per_thread)
+    co.set("smem_per_cta_bytes", occ.smem_per_cta_bytes)
+    for k, v in occ.limits.items():
+        co.set(f"limit.{k}", v)
+    for sm in range(cfg.n_sms):
+        if core.sm_active_cycles[sm] or core.sm_issued[sm]:
+            s = st.group(f"sm{sm}")
+            s.set("active_cycles", core.sm_active_cycles[sm])
+            s.set("end_cycle", core.sm_end[sm])
+            s.set("warp_instructions", core.sm_issued[sm])
+            s.set("warp_resident_cycles", core.sm_warp_cycles[sm])
+    for nme, u in zip(("memory", "shared_memory", "tma", "mbarrier", "tensor_core"), units):
+        d = _unit_stats(u)
+        if d:
+            st.add_dict(nme, {k: v for k, v in d.items() if isinstance(v, (int, float, dict))})
+    return TimingOutcome(metrics, st, dict(core.clock_issue), occ, core)

@@ -1,0 +1,433 @@
+"""The architecture spec: pydantic v2 models (``extra="forbid"`` everywhere) for one GPU.
+
+Contract 4 of docs/design.md. Units are in field names (``_cycles``, ``_bytes``, ``_bytes_per_cycle``,
+``_mhz``, ``_flop_per_cycle``, ``_gb_per_s``). All cycle counts are SM-clock cycles unless the name says
+otherwise. Defaults are H100 SXM5 values; the bundled YAMLs restate every number with its source as a comment
+(sources: ../shared/reference/hopper-blackwell-facts.md "facts", flashgpu-sim-repository.md "fgs-repo", the
+FlashGPU-sim paper "paper").
+
+Variants are discriminated unions (``tensor_core.kind``, ``tma.kind``, ``cta_scheduler.kind``,
+``subpartition.scheduler.policy``). They are open: :func:`register_variant` adds a model for a new kind and
+rebuilds the union; an unknown kind is a SpecError listing the known ones. Timing engineers may add fields to
+any section (give them a default so existing YAMLs stay valid).
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic.fields import FieldInfo
+
+__all__ = [
+    "ArchSpec", "Section", "register_variant", "variant_kinds", "VARIANT_FAMILIES",
+    "ClocksSpec", "SmSpec", "SubpartitionSpec", "GtoScheduler", "LrrScheduler", "CtaSchedulerSpec",
+    "RoundRobinCtaScheduler", "TensorCoreBase", "MmaSyncTensorCore", "WgmmaTensorCore", "Tcgen05TensorCore",
+    "MmaTiming", "TmaSpec", "DefaultTma", "MbarrierSpec", "SharedMemorySpec", "L1Spec", "L2Spec", "HbmSpec",
+    "FabricSpec", "UnitTiming", "LatenciesSpec",
+]
+
+Cycles = Annotated[int, Field(ge=0)]
+PosInt = Annotated[int, Field(gt=0)]
+PosFloat = Annotated[float, Field(gt=0)]
+
+
+class Section(BaseModel):
+    """Base of every section: unknown keys are errors (typos must not pass silently)."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+# --------------------------------------------------------------------------------------------------------
+class ClocksSpec(Section):
+    sm_mhz: PosFloat = Field(1755.0, description="SM (base) clock; all *_cycles are SM cycles")
+    l2_mhz: PosFloat = Field(1700.0, description="L2 / crossbar clock")
+    hbm_mhz: PosFloat = Field(2619.0, description="memory clock (reported memclk)")
+
+
+class SmSpec(Section):
+    count: PosInt = Field(132, description="enabled SMs")
+    subpartitions: PosInt = Field(4, description="sub-partitions (warp schedulers) per SM")
+    warp_size: Literal[32] = 32
+    max_warps: PosInt = Field(64, description="resident warps per SM")
+    max_ctas: PosInt = Field(32, description="resident CTAs per SM")
+    max_threads: PosInt = Field(2048, description="resident threads per SM")
+    registers: PosInt = Field(65536, description="32-bit registers per SM")
+    register_alloc_unit: PosInt = Field(256, description="registers allocated per warp in units of this")
+    max_registers_per_thread: PosInt = 255
+    shared_memory_bytes: PosInt = Field(233472, description="shared memory per SM (max carveout)")
+    max_shared_per_cta_bytes: PosInt = Field(232448, description="opt-in shared memory per CTA")
+    shared_reserved_per_cta_bytes: Cycles = Field(1024, description="driver-reserved smem per CTA")
+    unified_l1_shared_bytes: PosInt = Field(262144, description="L1 + shared memory array")
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.max_threads > self.max_warps * self.warp_size:
+            raise ValueError(f"max_threads={self.max_threads} exceeds max_warps×32={self.max_warps * 32}")
+        if self.max_ctas > self.max_warps:
+            raise ValueError(f"max_ctas={self.max_ctas} > max_warps={self.max_warps}: every CTA needs a warp")
+        if self.max_warps % self.subpartitions:
+            raise ValueError(f"max_warps={self.max_warps} not divisible by subpartitions={self.subpartitions}")
+        if self.max_shared_per_cta_bytes > self.shared_memory_bytes:
+            raise ValueError("max_shared_per_cta_bytes exceeds shared_memory_bytes")
+        if self.shared_memory_bytes > self.unified_l1_shared_bytes:
+            raise ValueError("shared_memory_bytes exceeds unified_l1_shared_bytes")
+        if self.registers % self.register_alloc_unit:
+            raise ValueError("registers not a multiple of register_alloc_unit")
+        return self
+
+
+class _SchedulerBase(Section):
+    policy: str
+
+
+class GtoScheduler(_SchedulerBase):
+    """Greedy-then-oldest: keep issuing from the last warp until it stalls."""
+
+    policy: Literal["gto"] = "gto"
+
+
+class LrrScheduler(_SchedulerBase):
+    """Loose round-robin over ready warps (GPGPU-Sim ``lrr``)."""
+
+    policy: Literal["lrr"] = "lrr"
+
+
+class SubpartitionSpec(Section):
+    kind: str = Field("default", description="registered subpartition model")
+    scheduler: Any = Field(default_factory=GtoScheduler)  # replaced by the variant union below
+    issue_per_cycle: PosInt = Field(1, description="warp instructions issued per cycle")
+    dispatch_latency_cycles: Cycles = Field(2, description="issue to operand-read")
+    register_banks: PosInt = 2
+    operand_collectors: PosInt = 4
+    ibuffer_entries: PosInt = 2
+    max_pending_loads_per_warp: PosInt = 64
+
+
+class _CtaSchedulerBase(Section):
+    kind: str
+
+
+CtaSchedulerSpec = _CtaSchedulerBase  # base of every cta_scheduler variant
+
+
+class RoundRobinCtaScheduler(_CtaSchedulerBase):
+    kind: Literal["round_robin"] = "round_robin"
+    launch_latency_cycles: Cycles = Field(100, description="CTA dispatch to first instruction")
+    ctas_per_cycle: PosInt = Field(1, description="CTAs the dispatcher places per cycle (GPU-wide)")
+    kernel_launch_latency_cycles: Cycles = Field(0, description="fixed cost before the first CTA")
+
+
+class MmaTiming(Section):
+    issue_gap_cycles: PosInt = Field(description="cycles between independent mma.sync issues of one sub-partition")
+    latency_cycles: PosInt = Field(description="issue to result (dependent chain slope)")
+
+
+def _default_mma() -> dict[str, MmaTiming]:
+    t = MmaTiming(issue_gap_cycles=6, latency_cycles=24)
+    keys = ["f16.m16n8k16", "f16.m16n8k8", "bf16.m16n8k16", "bf16.m16n8k8", "tf32.m16n8k8", "tf32.m16n8k4",
+            "s8.m16n8k32", "s8.m16n8k16"]
+    return {k: t.model_copy() for k in keys}
+
+
+class TensorCoreBase(Section):
+    kind: str
+    units_per_sm: PosInt = Field(4, description="tensor cores per SM (one per sub-partition)")
+    mma_sync: dict[str, MmaTiming] = Field(default_factory=_default_mma,
+                                           description="per 'dtype.shape' issue gap / latency of mma.sync")
+    mma_sync_default: MmaTiming = Field(default_factory=lambda: MmaTiming(issue_gap_cycles=6, latency_cycles=24),
+                                        description="used for dtype/shape keys missing from mma_sync")
+
+
+class MmaSyncTensorCore(TensorCoreBase):
+    """Only warp-synchronous mma.sync (Ampere-style; RTX 5090 / sm_120)."""
+
+    kind: Literal["mma_sync"] = "mma_sync"
+
+
+class WgmmaTensorCore(TensorCoreBase):
+    """Hopper: mma.sync plus asynchronous warpgroup wgmma sharing one per-SM service rate (paper III-C)."""
+
+    kind: Literal["wgmma"] = "wgmma"
+    dense_fp16_flop_per_cycle_per_sm: PosInt = 4096
+    dense_tf32_flop_per_cycle_per_sm: PosInt = 2048
+    dense_fp8_flop_per_cycle_per_sm: PosInt = 8192
+    dense_int8_flop_per_cycle_per_sm: PosInt = 8192
+    issue_latency_ss_cycles: Cycles = Field(4, description="non-overlappable issue cost, A from smem")
+    issue_latency_rs_cycles: Cycles = Field(9, description="non-overlappable issue cost, A from registers")
+    completion_latency_cycles: Cycles = Field(46, description="fixed tail after the compute service time")
+    min_latency_cycles: Cycles = Field(32, description="floor of one wgmma's latency (m64n64k16)")
+    accumulator_queue_depth: PosInt = Field(8, description="wgmma groups in flight per SM")
+    register_file_read_bytes_per_cycle: PosInt = 1024
+    rf_traffic_bytes_per_cycle: Cycles = Field(512, description="accumulator register traffic drain rate")
+
+
+class Tcgen05TensorCore(TensorCoreBase):
+    """Blackwell datacenter: tcgen05.mma with accumulators in TMEM."""
+
+    kind: Literal["tcgen05"] = "tcgen05"
+    dense_fp16_flop_per_cycle_per_sm: PosInt = 8192
+    dense_tf32_flop_per_cycle_per_sm: PosInt = 4096
+    dense_fp8_flop_per_cycle_per_sm: PosInt = 16384
+    dense_int8_flop_per_cycle_per_sm: PosInt = 16384
+    mma_issue_interval_cycles: PosInt = 1
+    completion_tail_latency_cycles: Cycles = 160
+    min_latency_cycles: Cycles = 11
+    async_queue_depth: Cycles = Field(0, description="0 = unbounded")
+    tmem_bytes: PosInt = 262144
+
+
+class _TmaBase(Section):
+    kind: str
+
+
+TmaSpec = _TmaBase  # base of every tma variant
+
+
+class DefaultTma(_TmaBase):
+    """TMA unit per SM (paper III-A, Fig. 4)."""
+
+    kind: Literal["default"] = "default"
+    admission_depth: PosInt = Field(16, description="active transactions per SM; the 17th back-pressures")
+    issue_gap_cycles: Cycles = Field(44, description="same-warp issue gap, T(N) = 1 + 44 N")
+    issue_latency_cycles: Cycles = Field(1, description="constant of T(N) = 1 + 44 N")
+    request_bytes_per_cycle: PosInt = Field(32, description="per-SM TMA request/response rate")
+    request_granularity_bytes: PosInt = Field(32, description="bytes per memory request")
+    inflight_requests: PosInt = Field(814, description="outstanding memory requests per SM (lower bound)")
+    completion_latency_cycles: Cycles = Field(0, description="extra fixed latency until complete_tx")
+    oob_reads_reach_l2: bool = Field(True, description="OOB reads cost L2 traffic but no DRAM traffic")
+    multicast_latency_cycles: Cycles = 100
+    store_source_bytes_per_cycle: PosInt = 32
+
+
+class MbarrierSpec(Section):
+    kind: str = "default"
+    test_wait_cycles: Cycles = Field(42, description="test_wait predicate-ready latency")
+    try_wait_cycles: Cycles = Field(42, description="no-hint try_wait predicate-ready latency")
+    try_wait_hint_complete_cycles: Cycles = Field(150, description="try_wait with a hint on a complete barrier")
+    try_wait_max_suspend_cycles: Cycles = Field(0, description="no-hint suspension bound (0: return at once)")
+    hint_quantization: Literal["power_of_two", "none"] = "power_of_two"
+    arrive_cycles: Cycles = Field(29, description="arrive issue-to-visible")
+    phase_wakeup_cycles: Cycles = Field(0, description="extra delay to wake a suspended waiter")
+    init_cycles: Cycles = 4
+
+
+class SharedMemorySpec(Section):
+    kind: str = "default"
+    banks: PosInt = 32
+    bank_bytes: PosInt = 4
+    latency_cycles: Cycles = 29
+    bytes_per_cycle: PosInt = 128
+    mio_queue_depth: PosInt = 16
+
+
+class L1Spec(Section):
+    kind: str = "default"
+    size_bytes: PosInt = Field(262144, description="unified L1 array; effective L1 = size - smem carveout")
+    hit_latency_cycles: Cycles = 40
+    line_bytes: PosInt = 128
+    sector_bytes: PosInt = 32
+    bytes_per_cycle: PosInt = 128
+    mshrs: PosInt = 256
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.line_bytes % self.sector_bytes:
+            raise ValueError(f"line_bytes={self.line_bytes} not a multiple of sector_bytes={self.sector_bytes}")
+        return self
+
+
+class L2Spec(Section):
+    kind: str = "default"
+    size_bytes: PosInt = 52428800
+    slices: PosInt = 160
+    partitions: PosInt = 2
+    line_bytes: PosInt = 128
+    sector_bytes: PosInt = 32
+    near_latency_cycles: Cycles = 258
+    far_latency_cycles: Cycles = 414
+    bytes_per_cycle_per_slice: PosInt = 32
+    hash: Literal["ipoly", "modulo"] = "ipoly"
+    mshrs_per_slice: PosInt = 96
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.slices % self.partitions:
+            raise ValueError(f"slices={self.slices} not divisible by partitions={self.partitions}")
+        if self.far_latency_cycles < self.near_latency_cycles:
+            raise ValueError("far_latency_cycles < near_latency_cycles")
+        if self.line_bytes % self.sector_bytes:
+            raise ValueError("line_bytes not a multiple of sector_bytes")
+        return self
+
+
+class HbmSpec(Section):
+    kind: str = "default"
+    size_bytes: PosInt = 85899345920
+    channels: PosInt = 80
+    bandwidth_gb_per_s: PosFloat = 3350.0
+    latency_cycles: Cycles = Field(298, description="added to an L2 hit latency on a miss")
+    efficiency: float = Field(0.9, gt=0, le=1, description="sustainable fraction of peak bandwidth")
+
+
+class FabricSpec(Section):
+    gpcs: PosInt = 8
+    cpcs_per_gpc: PosInt = 3
+    sms_per_cpc: PosInt = 6
+    sms_per_gpc: list[PosInt] | None = Field(None, description="enabled SMs per GPC (else spread evenly)")
+    gx_planes: PosInt = 2
+    dsm_links_per_cpc: PosInt = 4
+    dsm_link_bytes_per_cycle: PosInt = 32
+    dsm_latency_cycles: Cycles = 180
+    max_cluster_size: PosInt = 16
+    xbar_latency_cycles: Cycles = Field(20, description="SM to L2 slice one-way transit")
+    xbar_bytes_per_cycle_per_sm: PosInt = 64
+
+    @model_validator(mode="after")
+    def _check(self):
+        if self.sms_per_gpc is not None:
+            if len(self.sms_per_gpc) != self.gpcs:
+                raise ValueError(f"sms_per_gpc has {len(self.sms_per_gpc)} entries, gpcs={self.gpcs}")
+            cap = self.cpcs_per_gpc * self.sms_per_cpc
+            if max(self.sms_per_gpc) > cap:
+                raise ValueError(f"a GPC has more SMs than cpcs_per_gpc×sms_per_cpc={cap}")
+        return self
+
+
+class UnitTiming(Section):
+    latency_cycles: PosInt = Field(description="issue to result")
+    interval_cycles: PosInt = Field(description="initiation interval of the unit per sub-partition")
+
+
+def _ut(lat: int, ii: int):
+    return Field(default_factory=lambda: UnitTiming(latency_cycles=lat, interval_cycles=ii))
+
+
+class LatenciesSpec(Section):
+    """Per functional-unit class (``Unit`` of Contract 1) latency and initiation interval."""
+
+    int: UnitTiming = _ut(4, 2)
+    fp32: UnitTiming = _ut(4, 1)
+    fp16: UnitTiming = _ut(4, 1)
+    fp64: UnitTiming = _ut(8, 2)
+    sfu: UnitTiming = _ut(21, 8)
+    cvt: UnitTiming = _ut(14, 4)
+    branch: UnitTiming = _ut(4, 1)
+    mio: UnitTiming = _ut(23, 2)
+    lsu: UnitTiming = _ut(4, 1)
+    tensor: UnitTiming = _ut(24, 6)
+    sync: UnitTiming = _ut(4, 1)
+    misc: UnitTiming = _ut(4, 1)
+    ld_param_cycles: Cycles = Field(30, description="constant-cache hit (ld.param)")
+    clock_read_cycles: Cycles = 6
+    bar_sync_release_cycles: Cycles = Field(20, description="last arrival to release of bar.sync")
+
+
+# --------------------------------------------------------------------------------------------------------
+class ArchSpec(Section):
+    """One GPU architecture (see module docstring)."""
+
+    name: str
+    extends: str | None = Field(None, description="parent architecture (name or path) this was derived from")
+    description: str = ""
+    clocks: ClocksSpec = Field(default_factory=ClocksSpec)
+    sm: SmSpec = Field(default_factory=SmSpec)
+    subpartition: SubpartitionSpec = Field(default_factory=SubpartitionSpec)
+    cta_scheduler: Any = Field(default_factory=RoundRobinCtaScheduler)
+    tensor_core: Any = Field(default_factory=WgmmaTensorCore)
+    tma: Any = Field(default_factory=DefaultTma)
+    mbarrier: MbarrierSpec = Field(default_factory=MbarrierSpec)
+    shared_memory: SharedMemorySpec = Field(default_factory=SharedMemorySpec)
+    l1: L1Spec = Field(default_factory=L1Spec)
+    l2: L2Spec = Field(default_factory=L2Spec)
+    hbm: HbmSpec = Field(default_factory=HbmSpec)
+    fabric: FabricSpec = Field(default_factory=FabricSpec)
+    latencies: LatenciesSpec = Field(default_factory=LatenciesSpec)
+    sources: dict[str, str] = Field(default_factory=dict, description="free-form: key -> where a number came from")
+
+    @model_validator(mode="after")
+    def _cross(self):
+        f, sm = self.fabric, self.sm
+        slots = f.gpcs * f.cpcs_per_gpc * f.sms_per_cpc
+        if slots < sm.count:
+            raise ValueError(f"sm.count={sm.count} exceeds the {slots} SM slots of fabric.gpcs×cpcs_per_gpc×sms_per_cpc")
+        if f.sms_per_gpc is not None and sum(f.sms_per_gpc) != sm.count:
+            raise ValueError(f"fabric.sms_per_gpc sums to {sum(f.sms_per_gpc)}, not sm.count={sm.count}")
+        if self.tensor_core.units_per_sm != sm.subpartitions:
+            raise ValueError(f"tensor_core.units_per_sm={self.tensor_core.units_per_sm} != sm.subpartitions={sm.subpartitions}")
+        return self
+
+    # convenience ------------------------------------------------------------------------------------
+    @property
+    def hbm_bytes_per_cycle(self) -> float:
+        """Peak HBM bytes per SM cycle (whole GPU)."""
+        return self.hbm.bandwidth_gb_per_s * 1e3 / self.clocks.sm_mhz
+
+
+# --- open variant unions --------------------------------------------------------------------------------
+# family -> (owner model, field, tag key, {tag: model}, default tag)
+VARIANT_FAMILIES: dict[str, tuple[type[BaseModel], str, str, dict[str, type[BaseModel]], str]] = {
+    "tensor_core": (ArchSpec, "tensor_core", "kind",
+                    {"mma_sync": MmaSyncTensorCore, "wgmma": WgmmaTensorCore, "tcgen05": Tcgen05TensorCore}, "wgmma"),
+    "tma": (ArchSpec, "tma", "kind", {"default": DefaultTma}, "default"),
+    "cta_scheduler": (ArchSpec, "cta_scheduler", "kind", {"round_robin": RoundRobinCtaScheduler}, "round_robin"),
+    "subpartition.scheduler": (SubpartitionSpec, "scheduler", "policy",
+                               {"gto": GtoScheduler, "lrr": LrrScheduler}, "gto"),
+}
+
+# stand-in models used when a family's section is absent from the YAML
+_DEFAULT_FACTORIES = {"tensor_core": WgmmaTensorCore, "tma": DefaultTma, "cta_scheduler": RoundRobinCtaScheduler,
+                      "subpartition.scheduler": GtoScheduler}
+
+
+def _tag_of(key: str, default: str):
+    def disc(v):
+        if isinstance(v, dict):
+            return v.get(key, default)
+        return getattr(v, key, None)
+
+    disc.__name__ = f"{key}"
+    return disc
+
+
+def _union(family: str):
+    owner, field, key, models, default = VARIANT_FAMILIES[family]
+    members = tuple(Annotated[m, Tag(t)] for t, m in models.items())
+    u = Union[members] if len(members) > 1 else Union[members + (members[0],)]
+    return Annotated[u, Discriminator(_tag_of(key, default))]
+
+
+def _install(family: str) -> None:
+    owner, field, key, models, default = VARIANT_FAMILIES[family]
+    dflt = models[default]
+    owner.model_fields[field] = FieldInfo.from_annotated_attribute(
+        _union(family), Field(default_factory=dflt, description=f"variant by '{key}': {', '.join(models)}"))
+    owner.model_rebuild(force=True)
+
+
+def _rebuild_all() -> None:
+    for fam in VARIANT_FAMILIES:
+        _install(fam)
+    ArchSpec.model_rebuild(force=True)
+
+
+def register_variant(family: str, model: type[BaseModel]) -> type[BaseModel]:
+    """Add ``model`` (a Section whose tag field is a ``Literal``) to a variant family and rebuild the schema.
+
+    Usable as a decorator: ``@register_variant("tensor_core")`` is not supported; call it after the class.
+    """
+    if family not in VARIANT_FAMILIES:
+        raise KeyError(f"unknown variant family {family!r}; known: {sorted(VARIANT_FAMILIES)}")
+    key = VARIANT_FAMILIES[family][2]
+    tag = model.model_fields[key].default
+    if not isinstance(tag, str):
+        raise TypeError(f"{model.__name__}.{key} needs a Literal default naming the variant")
+    VARIANT_FAMILIES[family][3][tag] = model
+    _rebuild_all()
+    return model
+
+
+def variant_kinds(family: str) -> list[str]:
+    return sorted(VARIANT_FAMILIES[family][3])
+
+
+_rebuild_all()

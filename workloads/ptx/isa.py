@@ -1,0 +1,192 @@
+"""Instruction classes: timing ``Kind`` and functional ``Unit`` (Contract 1), and the operand-role rules
+(which operands an opcode writes)."""
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Unit(IntEnum):
+    INT = 0
+    FP32 = 1
+    FP16 = 2
+    FP64 = 3
+    SFU = 4
+    CVT = 5
+    BRANCH = 6
+    MIO = 7
+    LSU = 8
+    TENSOR = 9
+    TMA = 10
+    SYNC = 11
+    MISC = 12
+    NONE = 13
+
+
+class Kind(IntEnum):
+    ALU = 0
+    BRANCH = 1
+    EXIT = 2
+    LD_GLOBAL = 3
+    ST_GLOBAL = 4
+    ATOM_GLOBAL = 5
+    LD_SHARED = 6
+    ST_SHARED = 7
+    ATOM_SHARED = 8
+    LDMATRIX = 9
+    STMATRIX = 10
+    LD_PARAM = 11
+    LD_LOCAL = 12
+    ST_LOCAL = 13
+    CP_ASYNC = 14
+    CP_ASYNC_COMMIT = 15
+    CP_ASYNC_WAIT = 16
+    TMA_LOAD = 17
+    TMA_STORE = 18
+    BULK_COMMIT = 19
+    BULK_WAIT = 20
+    MBAR_INIT = 21
+    MBAR_ARRIVE = 22
+    MBAR_WAIT = 23
+    MBAR_OTHER = 24
+    BAR_SYNC = 25
+    MMA_SYNC = 26
+    WGMMA = 27
+    WGMMA_FENCE = 28
+    WGMMA_COMMIT = 29
+    WGMMA_WAIT = 30
+    SHFL = 31
+    VOTE = 32
+    CLOCK = 33
+    FENCE = 34
+    NOP = 35
+
+
+# Multi-component mnemonics (longest match wins); everything else: the first dot component is the opcode.
+MULTI_OPCODES = sorted([
+    "cp.async.bulk.tensor", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group",
+    "cp.async.bulk.prefetch.tensor", "cp.async.bulk.prefetch", "cp.async.bulk", "cp.async.commit_group",
+    "cp.async.wait_group", "cp.async.wait_all", "cp.async.mbarrier.arrive", "cp.async", "cp.reduce.async.bulk",
+    "wgmma.mma_async", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group",
+    "mbarrier.init", "mbarrier.arrive_drop", "mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.complete_tx",
+    "mbarrier.try_wait", "mbarrier.test_wait", "mbarrier.inval", "mbarrier.pending_count",
+    "barrier.cluster.arrive", "barrier.cluster.wait", "barrier.sync", "barrier.arrive", "barrier.red",
+    "bar.sync", "bar.arrive", "bar.red", "bar.warp.sync",
+    "shfl.sync", "vote.sync", "elect.sync", "redux.sync", "match.sync", "fence.proxy",
+], key=len, reverse=True)
+
+# opcodes whose first operand is NOT a destination
+NO_DST = {
+    "st", "red", "cp.async", "cp.async.bulk", "cp.async.bulk.tensor", "cp.async.commit_group",
+    "cp.async.wait_group", "cp.async.wait_all", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group",
+    "cp.async.bulk.prefetch.tensor", "cp.async.bulk.prefetch", "cp.reduce.async.bulk", "cp.async.mbarrier.arrive",
+    "mbarrier.init", "mbarrier.inval", "mbarrier.expect_tx", "mbarrier.complete_tx",
+    "bar.sync", "bar.arrive", "bar.red", "bar.warp.sync", "barrier.sync", "barrier.arrive", "barrier.red",
+    "barrier.cluster.arrive", "barrier.cluster.wait", "bra", "ret", "exit", "trap", "stmatrix",
+    "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "fence", "fence.proxy", "membar", "prefetch",
+    "prefetchu", "nop", "brkpt", "pmevent", "griddepcontrol", "setmaxnreg", "call",
+}
+
+_INT_TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64", "pred"}
+
+
+def classify(opcode: str, mods: tuple[str, ...]) -> tuple[Kind, Unit]:
+    """Timing class of an instruction."""
+    m = set(mods)
+    if opcode in ("ld", "ldu"):
+        if "shared" in m or "shared::cta" in m or "shared::cluster" in m:
+            return Kind.LD_SHARED, Unit.MIO
+        if "param" in m:
+            return Kind.LD_PARAM, Unit.LSU
+        if "local" in m:
+            return Kind.LD_LOCAL, Unit.LSU
+        return Kind.LD_GLOBAL, Unit.LSU
+    if opcode == "st":
+        if "shared" in m or "shared::cta" in m or "shared::cluster" in m:
+            return Kind.ST_SHARED, Unit.MIO
+        if "local" in m:
+            return Kind.ST_LOCAL, Unit.LSU
+        return Kind.ST_GLOBAL, Unit.LSU
+    if opcode in ("atom", "red"):
+        if "shared" in m or "shared::cta" in m or "shared::cluster" in m:
+            return Kind.ATOM_SHARED, Unit.MIO
+        return Kind.ATOM_GLOBAL, Unit.LSU
+    if opcode == "ldmatrix":
+        return Kind.LDMATRIX, Unit.MIO
+    if opcode == "stmatrix":
+        return Kind.STMATRIX, Unit.MIO
+    if opcode == "cp.async":
+        return Kind.CP_ASYNC, Unit.LSU
+    if opcode == "cp.async.commit_group":
+        return Kind.CP_ASYNC_COMMIT, Unit.NONE
+    if opcode in ("cp.async.wait_group", "cp.async.wait_all"):
+        return Kind.CP_ASYNC_WAIT, Unit.SYNC
+    if opcode in ("cp.async.bulk.tensor", "cp.async.bulk", "cp.reduce.async.bulk"):
+        store = False
+        if opcode == "cp.async.bulk.tensor":
+            store = len(mods) > 1 and mods[1] == "global"
+        elif opcode == "cp.async.bulk":
+            store = len(mods) > 0 and mods[0] == "global"
+        if opcode == "cp.reduce.async.bulk":
+            store = True
+        return (Kind.TMA_STORE if store else Kind.TMA_LOAD), Unit.TMA
+    if opcode in ("cp.async.bulk.prefetch", "cp.async.bulk.prefetch.tensor"):
+        return Kind.NOP, Unit.TMA
+    if opcode == "cp.async.bulk.commit_group":
+        return Kind.BULK_COMMIT, Unit.NONE
+    if opcode == "cp.async.bulk.wait_group":
+        return Kind.BULK_WAIT, Unit.SYNC
+    if opcode == "mbarrier.init":
+        return Kind.MBAR_INIT, Unit.SYNC
+    if opcode in ("mbarrier.arrive", "mbarrier.arrive_drop", "cp.async.mbarrier.arrive"):
+        return Kind.MBAR_ARRIVE, Unit.SYNC
+    if opcode in ("mbarrier.try_wait", "mbarrier.test_wait"):
+        return Kind.MBAR_WAIT, Unit.SYNC
+    if opcode.startswith("mbarrier."):
+        return Kind.MBAR_OTHER, Unit.SYNC
+    if opcode in ("bar.sync", "barrier.sync", "bar.red", "barrier.red", "bar.arrive", "barrier.arrive",
+                  "barrier.cluster.arrive", "barrier.cluster.wait"):
+        return Kind.BAR_SYNC, Unit.SYNC
+    if opcode == "bar.warp.sync":
+        return Kind.NOP, Unit.NONE
+    if opcode == "mma":
+        return Kind.MMA_SYNC, Unit.TENSOR
+    if opcode == "wgmma.mma_async":
+        return Kind.WGMMA, Unit.TENSOR
+    if opcode == "wgmma.fence":
+        return Kind.WGMMA_FENCE, Unit.NONE
+    if opcode == "wgmma.commit_group":
+        return Kind.WGMMA_COMMIT, Unit.NONE
+    if opcode == "wgmma.wait_group":
+        return Kind.WGMMA_WAIT, Unit.SYNC
+    if opcode in ("shfl.sync", "shfl"):
+        return Kind.SHFL, Unit.MIO
+    if opcode in ("vote.sync", "vote", "match.sync", "redux.sync", "elect.sync"):
+        return Kind.VOTE, Unit.INT
+    if opcode in ("bra", "brx", "call"):
+        return Kind.BRANCH, Unit.BRANCH
+    if opcode in ("ret", "exit", "trap"):
+        return Kind.EXIT, Unit.BRANCH
+    if opcode in ("fence", "fence.proxy", "membar"):
+        return Kind.FENCE, Unit.SYNC
+    if opcode in ("nop", "prefetch", "prefetchu", "pmevent", "griddepcontrol", "setmaxnreg", "brkpt"):
+        return Kind.NOP, Unit.NONE
+    # ALU
+    types = [x for x in mods if x in _FLOAT_T or x in _INT_TYPES or x in ("f16x2", "bf16x2", "e4m3x2", "e5m2x2")]
+    if opcode in ("ex2", "lg2", "rcp", "sqrt", "rsqrt", "sin", "cos", "tanh"):
+        if "f64" in types:
+            return Kind.ALU, Unit.FP64
+        return Kind.ALU, Unit.SFU
+    if opcode == "div" and any(t in _FLOAT_T for t in types):
+        return Kind.ALU, Unit.FP64 if "f64" in types else Unit.SFU
+    if opcode == "cvt" or opcode == "cvta":
+        return Kind.ALU, (Unit.CVT if opcode == "cvt" else Unit.INT)
+    if "f64" in types:
+        return Kind.ALU, Unit.FP64
+    if any(t in ("f16", "bf16", "f16x2", "bf16x2") for t in types) and opcode not in ("mov", "ld", "st"):
+        return Kind.ALU, Unit.FP16
+    if "f32" in types and opcode not in ("mov",):
+        return Kind.ALU, Unit.FP32
+    return Kind.ALU, Unit.INT
+
+
+_FLOAT_T = {"f16", "bf16", "f32", "f64", "tf32", "e4m3", "e5m2"}

@@ -1,0 +1,548 @@
+"""Launch records (``launch-record/1``): one kernel launch = PTX + grid/block + buffers + params (+ check).
+
+Format (see ``workloads/records/h200/*/launch.json``)::
+
+    {"format": "launch-record/1", "name": ..., "source": {...free-form...}, "ptx": "kernel.ptx",
+     "entry": "gemm_tma", "grid": [gx, gy, gz], "block": [bx, by, bz], "cluster": [1, 1, 1],
+     "shared_bytes": 98328,
+     "buffers": {"a": {"dtype": "float16", "shape": [M, K], "init": {"normal": 0.1} | "zeros" | "poison"}},
+     "params": [{"tensormap": {"buffer": "a", "box": [128, 64], "swizzle_bytes": 128, "oob_fill": "zero"}},
+                {"u32": 2048}, {"s32": -1}, {"u64": 1}, {"s64": 0}, {"f32": 0.125}, {"f64": 1.0},
+                {"ptr": "a"}, {"ptr": null}],
+     "check": {"output": "c", "reference": "gemm_nt", "inputs": ["a", "b"], "max_rel_err": 0.01, "args": {}}}
+
+Every problem raises :class:`~warpgraph.core.errors.RecordError` naming the file and the JSON path
+(``launch.json (params[3].tensormap.box)``) and what was expected.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import numpy as np
+from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator,
+                      model_serializer, model_validator)
+
+from warpgraph.core.errors import RecordError
+
+FORMAT = "launch-record/1"
+RECORD_FILE = "launch.json"
+
+
+# --------------------------------------------------------------------------------------------- dtypes
+class DType:
+    """A buffer element type: ``name`` (record spelling), ``storage`` (numpy dtype the bytes are viewed as;
+    bfloat16 and float8 are stored as raw unsigned bits), ``itemsize``, ``is_float``."""
+
+    __slots__ = ("name", "storage", "itemsize", "is_float")
+
+    def __init__(self, name: str, storage: str, is_float: bool):
+        self.name = name
+        self.storage = np.dtype(storage)
+        self.itemsize = self.storage.itemsize
+        self.is_float = is_float
+
+    def __repr__(self):
+        return f"DType({self.name})"
+
+
+DTYPES: dict[str, DType] = {d.name: d for d in [
+    DType("float16", "float16", True), DType("bfloat16", "uint16", True), DType("float32", "float32", True),
+    DType("float64", "float64", True), DType("float8_e4m3fn", "uint8", True), DType("float8_e5m2", "uint8", True),
+    DType("int8", "int8", False), DType("uint8", "uint8", False), DType("int16", "int16", False),
+    DType("uint16", "uint16", False), DType("int32", "int32", False), DType("uint32", "uint32", False),
+    DType("int64", "int64", False), DType("uint64", "uint64", False), DType("bool", "uint8", False),
+]}
+
+
+def dtype_info(name: str) -> DType:
+    try:
+        return DTYPES[name]
+    except KeyError:
+        raise RecordError(f"unknown dtype {name!r}", hint="one of " + ", ".join(DTYPES)) from None
+
+
+# ----------------------------------------------------------------------------------------- the schema
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NormalInit(_Strict):
+    normal: float = Field(ge=0)
+
+
+Init = Union[Literal["zeros", "poison"], NormalInit]
+
+
+class Buffer(_Strict):
+    dtype: str
+    shape: list[int]
+    init: Init = "zeros"
+
+    @field_validator("shape")
+    @classmethod
+    def _shape(cls, v):
+        if any(x < 0 for x in v):
+            raise ValueError("buffer dimensions must be >= 0")
+        return v
+
+    @property
+    def info(self) -> DType:
+        return dtype_info(self.dtype)
+
+    @property
+    def numel(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel * self.info.itemsize
+
+
+class TensorMapSpec(_Strict):
+    buffer: str
+    box: list[int]  # outermost-first, like the buffer shape
+    swizzle_bytes: Literal[0, 32, 64, 128] = 0
+    oob_fill: Literal["zero", "nan"] = "zero"
+
+
+_INT_RANGES = {"u32": (0, 2**32 - 1), "s32": (-2**31, 2**31 - 1), "u64": (0, 2**64 - 1), "s64": (-2**63, 2**63 - 1)}
+PARAM_KINDS = ("tensormap", "u32", "s32", "u64", "s64", "f32", "f64", "ptr")
+#: (size, align) in the kernel parameter buffer per record param kind
+PARAM_SIZE_ALIGN = {"tensormap": (128, 64), "u32": (4, 4), "s32": (4, 4), "f32": (4, 4),
+                    "u64": (8, 8), "s64": (8, 8), "f64": (8, 8), "ptr": (8, 8)}
+
+
+class Param(BaseModel):
+    """One kernel parameter, written in JSON as a one-key object (``{"u32": 2048}``); ``kind`` is the key."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["tensormap", "u32", "s32", "u64", "s64", "f32", "f64", "ptr"]
+    value: Any = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_key(cls, data):
+        if isinstance(data, Param):
+            return data
+        if isinstance(data, dict) and set(data) <= {"kind", "value"} and "kind" in data:
+            data = {data["kind"]: data.get("value")}
+        if not isinstance(data, dict) or len(data) != 1:
+            raise ValueError("a param is a one-key object such as {\"u32\": 2048}, {\"ptr\": \"a\"} or "
+                             "{\"tensormap\": {...}}")
+        (kind, value), = data.items()
+        if kind not in PARAM_KINDS:
+            raise ValueError(f"unknown param kind {kind!r}; expected one of {', '.join(PARAM_KINDS)}")
+        if kind in _INT_RANGES:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{kind} value must be an integer, got {value!r}")
+            lo, hi = _INT_RANGES[kind]
+            if not lo <= value <= hi:
+                raise ValueError(f"{kind} value {value} out of range [{lo}, {hi}]")
+        elif kind in ("f32", "f64"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{kind} value must be a number, got {value!r}")
+            value = float(value)
+        elif kind == "ptr":
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"ptr value must be a buffer name or null, got {value!r}")
+        elif kind == "tensormap":
+            value = TensorMapSpec.model_validate(value)
+        return {"kind": kind, "value": value}
+
+    @model_serializer(mode="plain")
+    def _ser(self):
+        v = self.value.model_dump() if isinstance(self.value, TensorMapSpec) else self.value
+        return {self.kind: v}
+
+    @property
+    def size(self) -> int:
+        return PARAM_SIZE_ALIGN[self.kind][0]
+
+    @property
+    def align(self) -> int:
+        return PARAM_SIZE_ALIGN[self.kind][1]
+
+    @property
+    def tensormap(self) -> TensorMapSpec | None:
+        return self.value if self.kind == "tensormap" else None
+
+
+class Check(_Strict):
+    output: str
+    reference: str
+    inputs: list[str]
+    max_rel_err: float = Field(gt=0)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    @model_serializer(mode="wrap")
+    def _ser(self, handler):
+        d = handler(self)
+        if not self.args:  # written only when given (records without args round-trip unchanged)
+            d.pop("args", None)
+        return d
+
+
+def _dim3(v):
+    if isinstance(v, int):
+        v = [v]
+    if not isinstance(v, (list, tuple)) or not 1 <= len(v) <= 3:
+        raise ValueError("expected a list of 1 to 3 positive integers")
+    v = list(v) + [1] * (3 - len(v))
+    if any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in v):
+        raise ValueError("expected positive integers")
+    return v
+
+
+class LaunchRecord(BaseModel):
+    """A parsed ``launch.json``. ``dir`` is the folder it was loaded from (None for in-memory records)."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: Literal["launch-record/1"]
+    name: str
+    source: dict[str, Any] = Field(default_factory=dict)
+    ptx: str = "kernel.ptx"
+    entry: str
+    grid: list[int]
+    block: list[int]
+    cluster: list[int] = Field(default_factory=lambda: [1, 1, 1])
+    shared_bytes: int = Field(default=0, ge=0)
+    buffers: dict[str, Buffer] = Field(default_factory=dict)
+    params: list[Param] = Field(default_factory=list)
+    check: Check | None = None
+
+    _dir: Path | None = PrivateAttr(default=None)
+    _file: Path | None = PrivateAttr(default=None)
+    _ptx_text: str | None = PrivateAttr(default=None)
+    _measured: Any = PrivateAttr(default=False)  # False = not loaded yet
+    _program: Any = PrivateAttr(default=None)
+
+    @field_validator("grid", "block", "cluster", mode="before")
+    @classmethod
+    def _v_dim3(cls, v):
+        return _dim3(v)
+
+    # ------------------------------------------------------------------ location helpers
+    @property
+    def dir(self) -> Path | None:
+        return self._dir
+
+    @property
+    def file(self) -> Path | None:
+        return self._file if self._file is not None else (self._dir / RECORD_FILE if self._dir else None)
+
+    def _loc(self, path: str | None = None) -> str:
+        f = str(self.file) if self.file else f"<record {self.name}>"
+        return f"{f} ({path})" if path else f
+
+    def error(self, message: str, path: str | None = None, hint: str | None = None) -> RecordError:
+        return RecordError(message, location=self._loc(path), hint=hint)
+
+    # ------------------------------------------------------------------ derived facts
+    @property
+    def n_ctas(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    @property
+    def threads_per_cta(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def ptx_path(self) -> Path | None:
+        return (self._dir / self.ptx) if self._dir is not None else None
+
+    def ptx_text(self) -> str:
+        if self._ptx_text is None:
+            p = self.ptx_path
+            if p is None:
+                raise self.error("record has no PTX text and no folder to read it from",
+                                 "ptx", "a record loaded with load_record() or given PTX text")
+            try:
+                self._ptx_text = p.read_text()
+            except OSError as e:
+                raise self.error(f"cannot read PTX file {p}: {e.strerror}", "ptx",
+                                 "a path relative to the record folder") from None
+        return self._ptx_text
+
+    def program(self):
+        """The parsed PTX entry (``warpgraph.workloads.ptx.Program``), cached."""
+        if self._program is None:
+            from warpgraph.workloads.ptx import parse_ptx
+
+            fname = str(self.ptx_path) if self.ptx_path else self.ptx
+            self._program = parse_ptx(self.ptx_text(), filename=fname).entry(self.entry)
+        return self._program
+
+    @property
+    def measured(self) -> dict | None:
+        if self._measured is False:
+            self._measured = None
+            if self._dir is not None and (self._dir / "measured.json").is_file():
+                try:
+                    self._measured = json.loads((self._dir / "measured.json").read_text())
+                except json.JSONDecodeError as e:
+                    raise RecordError(f"measured.json is not valid JSON: {e.msg}",
+                                      location=f"{self._dir / 'measured.json'}:{e.lineno}") from None
+        return self._measured
+
+    def tensormaps(self) -> list[tuple[int, TensorMapSpec]]:
+        return [(i, p.value) for i, p in enumerate(self.params) if p.kind == "tensormap"]
+
+    def to_json_dict(self) -> dict:
+        return self.model_dump(mode="json")
+
+    def derive(self, **changes) -> "LaunchRecord":
+        """A modified copy (re-validated) that keeps this record's folder / PTX text (measured: dropped)."""
+        d = self.to_json_dict()
+        d.update(changes)
+        new = LaunchRecord.model_validate(d)
+        new._dir = self._dir
+        new._ptx_text = self._ptx_text
+        new._program = self._program if d.get("ptx", self.ptx) == self.ptx and d["entry"] == self.entry else None
+        new._measured = None
+        new._file = None
+        new.validate_self()
+        return new
+
+    # ------------------------------------------------------------------ validation
+    def validate_self(self) -> "LaunchRecord":
+        """Checks that need no PTX: dtypes, buffer references, tensormap boxes, check block."""
+        for name, b in self.buffers.items():
+            if b.dtype not in DTYPES:
+                raise self.error(f"unknown dtype {b.dtype!r}", f"buffers.{name}.dtype", "one of " + ", ".join(DTYPES))
+        for i, p in enumerate(self.params):
+            if p.kind == "ptr" and p.value is not None and p.value not in self.buffers:
+                raise self.error(f"ptr names unknown buffer {p.value!r}", f"params[{i}].ptr",
+                                 "one of the buffers: " + ", ".join(self.buffers) + " (or null)")
+            if p.kind == "tensormap":
+                self._validate_tensormap(i, p.value)
+        if self.check is not None:
+            c = self.check
+            for j, n in enumerate([c.output] + list(c.inputs)):
+                if n not in self.buffers:
+                    path = "check.output" if j == 0 else f"check.inputs[{j - 1}]"
+                    raise self.error(f"check names unknown buffer {n!r}", path, "one of " + ", ".join(self.buffers))
+            from warpgraph.workloads.references import REFERENCES
+
+            if c.reference not in REFERENCES:
+                raise self.error(f"unknown reference {c.reference!r}", "check.reference", "one of " + ", ".join(REFERENCES))
+        nthreads = self.threads_per_cta
+        if nthreads > 1024:
+            raise self.error(f"block has {nthreads} threads", "block", "at most 1024 threads per CTA")
+        return self
+
+    def _validate_tensormap(self, i: int, t: TensorMapSpec):
+        base = f"params[{i}].tensormap"
+        if t.buffer not in self.buffers:
+            raise self.error(f"tensormap names unknown buffer {t.buffer!r}", base + ".buffer",
+                             "one of the buffers: " + ", ".join(self.buffers))
+        b = self.buffers[t.buffer]
+        info = DTYPES.get(b.dtype)
+        if info is None:
+            raise self.error(f"unknown dtype {b.dtype!r}", f"buffers.{t.buffer}.dtype", "one of " + ", ".join(DTYPES))
+        if not 1 <= len(b.shape) <= 5:
+            raise self.error(f"tensormap over a rank-{len(b.shape)} buffer", base + ".buffer", "a buffer of rank 1..5")
+        if len(t.box) != len(b.shape):
+            raise self.error(f"box {t.box} has rank {len(t.box)} but buffer {t.buffer!r} has shape {b.shape}",
+                             base + ".box", f"{len(b.shape)} box sizes, outermost-first")
+        for d, x in enumerate(t.box):
+            if not 1 <= x <= 256:
+                raise self.error(f"box size {x} (dimension {d})", base + ".box", "each box size in 1..256")
+        inner = t.box[-1] * info.itemsize
+        if inner % 16:
+            raise self.error(f"innermost box extent is {inner} bytes", base + ".box",
+                             "innermost box bytes (box[-1] x element size) a multiple of 16")
+        if t.swizzle_bytes and inner > t.swizzle_bytes:
+            raise self.error(f"innermost box extent {inner} bytes exceeds the {t.swizzle_bytes}-byte swizzle span",
+                             base + ".box", f"box[-1] x element size <= {t.swizzle_bytes} when swizzled")
+        stride = info.itemsize
+        for d in range(len(b.shape) - 1, 0, -1):
+            stride *= b.shape[d]
+            if stride % 16:
+                raise self.error(f"row pitch of buffer {t.buffer!r} is {stride} bytes (dimension {d - 1})",
+                                 base + ".buffer", "global strides that are multiples of 16 bytes (TMA requirement)")
+
+    def validate_against(self, program=None) -> "LaunchRecord":
+        """Check the params against the PTX entry's ``.param`` list (count, type, size, alignment).
+
+        ``program`` is a parsed ``Program`` (its ``.params``); None parses just the entry's parameter list
+        from the PTX text (no full parser needed)."""
+        self.validate_self()
+        if program is None:
+            ptx_params = entry_params(self.ptx_text(), self.entry, str(self.ptx_path or self.ptx))
+        else:
+            ptx_params = [_param_from_program(p) for p in program.params]
+        if len(ptx_params) != len(self.params):
+            names = ", ".join(f"{p['name']}: {p['decl']}" for p in ptx_params)
+            raise self.error(f"record has {len(self.params)} params but the PTX entry {self.entry!r} declares "
+                             f"{len(ptx_params)}", "params", f"one param per PTX .param, in order: {names}")
+        for i, (p, q) in enumerate(zip(self.params, ptx_params)):
+            ok, want = _param_matches(p.kind, q)
+            if not ok:
+                raise self.error(f"param kind {p.kind!r} does not fit PTX parameter {q['name']} ({q['decl']})",
+                                 f"params[{i}]", want)
+        return self
+
+
+# ------------------------------------------------------------------------------- PTX parameter list
+def entry_params(ptx_text: str, entry: str, filename: str = "kernel.ptx") -> list[dict]:
+    """The ``.param`` list of ``.entry entry(...)``: dicts name, type ("u32", "b8"...), size, align, array,
+    decl (text). A light-weight scan so records can be checked without the full PTX parser."""
+    import re
+
+    m = re.search(r"\.entry\s+" + re.escape(entry) + r"\s*\(", ptx_text)
+    if m is None:
+        found = re.findall(r"\.entry\s+(\w+)", ptx_text)
+        raise RecordError(f"PTX has no .entry {entry!r}", location=f"{filename}",
+                          hint="entry is one of: " + (", ".join(found) or "(no entries)"))
+    end = ptx_text.find(")", m.end())
+    body = ptx_text[m.end():end]
+    out = []
+    for decl in body.split(","):
+        decl = decl.strip()
+        if not decl:
+            continue
+        toks = decl.split()
+        if toks[0] != ".param":
+            continue
+        align = None
+        typ = None
+        for j, tk in enumerate(toks):
+            if tk == ".ptr":  # `.ptr .global .align N` is the pointee's alignment, not the param's
+                break
+            if tk == ".align":
+                align = int(toks[j + 1])
+            elif tk.startswith(".") and tk[1:] in _PTX_TYPE_SIZE and typ is None:
+                typ = tk[1:]
+        name = toks[-1]
+        count = 1
+        am = re.match(r"(\w+)\[(\d+)\]$", name)
+        if am:
+            name, count = am.group(1), int(am.group(2))
+        size = _PTX_TYPE_SIZE.get(typ, 0) * count
+        out.append(dict(name=name, type=typ, size=size, align=align or _PTX_TYPE_SIZE.get(typ, 1),
+                        array=am is not None, decl=decl))
+    return out
+
+
+_PTX_TYPE_SIZE = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
+                  "b32": 4, "u32": 4, "s32": 4, "f32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8}
+
+
+def _param_from_program(p) -> dict:
+    """Normalise a ``warpgraph.workloads.ptx`` Param (duck-typed) to the dict ``entry_params`` returns."""
+    typ = str(getattr(p, "type", "") or "").lstrip(".")
+    base = typ.split("[")[0].split()[0] if typ else ""
+    size = int(getattr(p, "size", 0) or 0)
+    align = getattr(p, "align", None)
+    esize = _PTX_TYPE_SIZE.get(base, 0)
+    array = bool(getattr(p, "array", False)) or "[" in typ or (esize and size > esize)
+    if not array:  # scalar params are naturally aligned (a parser may report a `.ptr .align N` pointee value)
+        align = esize
+    return dict(name=getattr(p, "name", "?"), type=base, size=size or esize, align=align or esize,
+                array=array, decl=f".param .{typ} {getattr(p, 'name', '?')} (size {size or esize}, align {align})")
+
+
+def _param_matches(kind: str, q: dict) -> tuple[bool, str]:
+    t, size, align, array = q["type"], q["size"], q["align"], q["array"]
+    if kind == "tensormap":
+        return (array and size == 128 and (align or 0) >= 64,
+                "a tensormap needs `.param .align 64 .b8 name[128]`")
+    if array:
+        if size == 128:
+            return False, "a {\"tensormap\": {...}} param for this `.param .align 64 .b8 name[128]`"
+        return False, f"a param matching this {size}-byte .b8 array (launch-record/1 has only 128-byte tensormaps)"
+    want = {"u32": ("u32", "s32", "b32"), "s32": ("u32", "s32", "b32"), "f32": ("f32", "b32"),
+            "u64": ("u64", "s64", "b64"), "s64": ("u64", "s64", "b64"), "f64": ("f64", "b64"),
+            "ptr": ("u64", "b64", "s64")}[kind]
+    if t not in want:
+        return False, f"PTX type .{'/.'.join(want)} for a {kind} param (this .param is .{t}, {size} bytes)"
+    return True, ""
+
+
+# ---------------------------------------------------------------------------------------- load / save
+def _json_path(loc: tuple) -> str:
+    s = ""
+    for x in loc:
+        if isinstance(x, int):
+            s += f"[{x}]"
+        elif x in ("function-after[_one_key(), Param]", "function-before[_one_key(), Param]"):
+            continue
+        else:
+            s += ("." if s else "") + str(x)
+    return s
+
+
+def _from_validation_error(e: ValidationError, file: str) -> RecordError:
+    err = e.errors()[0]
+    loc = tuple(x for x in err["loc"] if not (isinstance(x, str) and ("[" in x and "(" in x)))
+    # literal/union noise: 'NormalInit', "literal['zeros','poison']"
+    loc = tuple(x for x in loc if not (isinstance(x, str) and (x.startswith("literal[") or x == "NormalInit")))
+    if len(loc) >= 3 and loc[0] == "params" and isinstance(loc[1], int) and loc[2] in TensorMapSpec.model_fields:
+        loc = loc[:2] + ("tensormap",) + loc[2:]  # raised from inside Param._one_key
+    path = _json_path(loc)
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    hint = None
+    if err["type"] == "extra_forbidden":
+        msg = f"unknown key {loc[-1]!r}" if loc else msg
+        hint = "keys of launch-record/1 (see the calibration README); free-form data goes under `source`"
+    elif err["type"] == "missing":
+        msg = f"missing key {loc[-1]!r}" if loc else msg
+    n = len(e.errors())
+    if n > 1:
+        msg += f" (and {n - 1} more problem{'s' if n > 2 else ''})"
+    return RecordError(msg, location=f"{file} ({path})" if path else file, hint=hint)
+
+
+def record_from_dict(data: dict, *, dir: str | Path | None = None, file: str | None = None,
+                     ptx_text: str | None = None) -> LaunchRecord:
+    """Validate a record dict (schema + self-consistency); attach ``dir`` / PTX text when given."""
+    fname = file or (str(Path(dir) / RECORD_FILE) if dir else "<launch record>")
+    if not isinstance(data, dict):
+        raise RecordError("a launch record is a JSON object", location=fname)
+    if data.get("format") != FORMAT:
+        raise RecordError(f"format is {data.get('format')!r}", location=f"{fname} (format)", hint=f"{FORMAT!r}")
+    try:
+        rec = LaunchRecord.model_validate(data)
+    except ValidationError as e:
+        raise _from_validation_error(e, fname) from None
+    rec._dir = Path(dir) if dir is not None else None
+    rec._file = Path(file) if file else None
+    rec._ptx_text = ptx_text
+    rec.validate_self()
+    return rec
+
+
+def load_record(path: str | Path) -> LaunchRecord:
+    """Load ``DIR/launch.json`` (or a ``*.json`` file) into a validated :class:`LaunchRecord`.
+
+    Checks the schema and the record's own consistency; ``record.validate_against(record.program())``
+    additionally checks the params against the PTX."""
+    p = Path(path)
+    f = p / RECORD_FILE if p.is_dir() else p
+    if not f.is_file():
+        raise RecordError(f"no launch record at {p}", location=str(p),
+                          hint=f"a folder holding {RECORD_FILE} + the PTX, or the path of a launch .json file")
+    try:
+        data = json.loads(f.read_text())
+    except json.JSONDecodeError as e:
+        raise RecordError(f"not valid JSON: {e.msg}", location=f"{f}:{e.lineno}") from None
+    rec = record_from_dict(data, dir=f.parent, file=str(f))
+    return rec
+
+
+def save_record(record: LaunchRecord, dir: str | Path, ptx_text: str | None = None,
+                measured: dict | None = None) -> LaunchRecord:
+    """Write ``dir/launch.json`` and ``dir/<record.ptx>`` (from ``ptx_text`` or the record's own PTX);
+    returns the record as loaded from there."""
+    d = Path(dir)
+    d.mkdir(parents=True, exist_ok=True)
+    text = ptx_text if ptx_text is not None else record.ptx_text()
+    (d / record.ptx).write_text(text)
+    (d / RECORD_FILE).write_text(json.dumps(record.to_json_dict(), indent=1) + "\n")
+    if measured is not None:
+        (d / "measured.json").write_text(json.dumps(measured, indent=1) + "\n")
+    return load_record(d)
