@@ -154,6 +154,13 @@ class MemorySystem:
             return lines, False
         c = self.ctr[sm]
         if lines <= self.small_lines:
+            if P == 2:  # one multiplicative hash gives a near/far bit per line
+                self.ctr[sm] = c + 1
+                h = ((c * 2654435761) & 0xFFFFFFFF) >> 11
+                near = (h & ((1 << lines) - 1)).bit_count()
+                if self.near_part[sm]:
+                    near = lines - near
+                return near, near < lines
             near = 0
             me = self.near_part[sm]
             for i in range(lines):

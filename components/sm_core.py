@@ -155,6 +155,7 @@ class SMCore:
         self.age = 0
         self.end_cycle = 0
         self.op_counts = [0] * len(OPS)
+        self.rf_bpc = float(getattr(tc, "rf_bpc", 512) or 512)
 
     # -- CTA life cycle ---------------------------------------------------------------------------------
     def start(self) -> None:
@@ -375,12 +376,14 @@ class SMCore:
                 return
             if q:
                 top = q[0]
-                if tt > top[0] or (tt == top[0] and (lrr or top[1] == 0)):
-                    W.pos, W.t, W.tlast = pos, t, tlast
-                    W.issued += issued
-                    W.ptx += ptx
-                    self.eng.schedule(tt, self._step, W, prio=(tlast + 2 if lrr else W.prio))
-                    return
+                if tt >= top[0]:
+                    mp = tlast + 2 if lrr else W.prio
+                    if tt > top[0] or top[1] < mp:
+                        W.pos, W.t, W.tlast = pos, t, tlast
+                        W.issued += issued
+                        W.ptx += ptx
+                        self.eng.schedule(tt, self._step, W, prio=mp)
+                        return
             # ---- issue at tt: charge the stall cycles tlast+1 .. tt-1 ----
             c0 = tlast + 1
             if tt > c0:
@@ -392,7 +395,8 @@ class SMCore:
                     x = td if td < tt else tt
                     stall[rd] += x - c0
                     c0 = x
-                if tp > c0:
+                if tp > c0 and tp > spst[0]:
+                    # the pipe binds beyond the issue slot: throttle (else another warp holds the slot)
                     x = tp if tp < tt else tt
                     stall[PIPE_THROTTLE[p]] += x - c0
                     c0 = x
@@ -537,6 +541,15 @@ class SMCore:
                 if tc is not None:
                     done = tc.wgmma(tt, W.sm, (W.cta, W.w >> 2), flops, int(W.a1[k]), int(W.a2[k]),
                                     bool(W.a3[k]))
+                    rel = getattr(tc, "last_release", 0)
+                    if rel > tt + 1:  # accumulator queue full: the warp waits for the oldest op
+                        W.hold_t = rel
+                        W.hold_r = S.MATH_PIPE_THROTTLE
+                    rfb = getattr(tc, "last_rf_bytes", 0)
+                    if rfb:  # this warp's quarter of the accumulator traffic through its operand collector
+                        x = tt + int(rfb / (4 * self.rf_bpc))
+                        if x > spst[P_TENSOR]:
+                            spst[P_TENSOR] = x
                 else:
                     done = tt + LAT[i]
                 if done > W.wg_open:
@@ -573,7 +586,7 @@ class SMCore:
             elif op == OP_BULK_COMMIT:
                 fn = getattr(self.tma, "bulk_commit", None)
                 if fn is not None:
-                    fn(W.sm, W.g, tt)
+                    fn(W.sm, W.g)
             elif op == OP_BULK_WAIT:
                 if self.tma is not None:
                     h = self.tma.bulk_group_done(W.sm, W.g, int(W.a0[k]))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 from heapq import heappop, heappush
+from itertools import count
 from typing import Callable
 
 from warpgraph.core.errors import SimulationError
@@ -84,7 +85,7 @@ class Engine:
         self.events_processed = 0
         self.report = report
         self._q: list = []
-        self._seq = 0
+        self._seq = count()
         self._stop = False
 
     # -- clock domains ----------------------------------------------------------------------------------
@@ -110,8 +111,7 @@ class Engine:
                 f"event scheduled in the past: t={time} < now={self.now} ({getattr(fn, '__qualname__', fn)})",
                 hint="components must schedule at or after engine.now",
             )
-        self._seq += 1
-        heappush(self._q, (time, prio, self._seq, fn, args))
+        heappush(self._q, (time, prio, next(self._seq), fn, args))
 
     def stop(self) -> None:
         """Stop :meth:`run` after the current event (pending events stay queued)."""

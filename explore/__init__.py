@@ -17,9 +17,9 @@ __all__ = ["load_study", "parse_study", "StudySpec", "StudyError", "run_study", 
 _WHERE = {
     "load_study": "spec", "parse_study": "spec", "StudySpec": "spec", "StudyError": "spec",
     "run_study": "study", "run_worker": "study", "prepare": "study", "open_storage": "study", "counts": "study",
-    "results": "results", "export": "results", "report": "results", "plot_pareto": "results",
-    "plot_metric_vs_params": "results", "plot_importance": "results", "param_importances": "results",
-    "pareto_mask": "results", "cost_metrics": "metrics",
+    "results": "analysis", "export": "analysis", "report": "analysis", "plot_pareto": "analysis",
+    "plot_metric_vs_params": "analysis", "plot_importance": "analysis", "param_importances": "analysis",
+    "pareto_mask": "analysis", "cost_metrics": "metrics",
 }
 
 

@@ -39,6 +39,7 @@ from .spec import (FloatRange, IntRange, StudySpec, _spec_error, arch_loader, lo
 HEARTBEAT_INTERVAL_S = int(os.environ.get("WARPGRAPH_EXPLORE_HEARTBEAT_S", "10"))
 GRACE_PERIOD_S = int(os.environ.get("WARPGRAPH_EXPLORE_GRACE_S", "30"))
 MAX_RETRIES = 3
+_HAS_SET_CONSTRAINT = hasattr(optuna.Trial, "set_constraint")
 STATE_NAMES = {s: s.name for s in TrialState}
 
 
@@ -51,7 +52,10 @@ def open_storage(url_or_path: str | Path):
     """An Optuna storage: an RDB URL (``postgresql://…``, ``sqlite:///…``) or a journal file path."""
     s = str(url_or_path)
     if is_rdb_url(s):
-        return optuna.storages.RDBStorage(
+        s = _pg_driver(s)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return optuna.storages.RDBStorage(
             s, engine_kwargs={"pool_pre_ping": True} if not s.startswith("sqlite") else None,
             heartbeat_interval=HEARTBEAT_INTERVAL_S, grace_period=GRACE_PERIOD_S,
             heartbeat_stale_trial_callback=_retry_stale)
@@ -60,6 +64,16 @@ def open_storage(url_or_path: str | Path):
     s = s.removeprefix("file://")
     Path(s).parent.mkdir(parents=True, exist_ok=True)
     return optuna.storages.JournalStorage(JournalFileBackend(s))
+
+
+def _pg_driver(url: str) -> str:
+    """SQLAlchemy >= 2.1 maps ``postgresql://`` to psycopg 3; use psycopg2 when only that is installed."""
+    if url.startswith(("postgresql://", "postgres://")):
+        import importlib.util
+
+        if importlib.util.find_spec("psycopg") is None and importlib.util.find_spec("psycopg2") is not None:
+            return "postgresql+psycopg2://" + url.split("://", 1)[1]
+    return url
 
 
 def storage_of(spec: StudySpec, storage: str | None) -> str:
@@ -75,7 +89,8 @@ def make_sampler(spec: StudySpec, worker_index: int = 0) -> optuna.samplers.Base
     seed = spec.seed + 7919 * worker_index
     kw = spec.sampler_kwargs
     t = spec.sampler_type
-    cf = {"constraints_func": _constraints} if spec.constraints else {}
+    # Optuna >= 5: constraints are set on the trial (Trial.set_constraint); older: constraints_func
+    cf = {"constraints_func": _constraints} if spec.constraints and not _HAS_SET_CONSTRAINT else {}
     try:
         if t == "tpe":
             return optuna.samplers.TPESampler(seed=seed, **cf, **kw)
@@ -122,7 +137,10 @@ def _enqueue_retry(study: optuna.Study, t: optuna.trial.FrozenTrial):
     n_retry = int(t.user_attrs.get("wg_retries", 0))
     if n_retry >= MAX_RETRIES:
         return
-    params = t.params or t.user_attrs.get("wg_params") or {}
+    params = t.user_attrs.get("wg_params") or t.params or {}
+    names = t.user_attrs.get("wg_space")
+    if not params or (names and set(params) != set(names)):
+        return  # killed before all parameters were chosen: let the sampler fill the slot instead
     study.enqueue_trial(params, user_attrs={"wg_queued": True, "wg_params": params, "wg_retry_of": t.number,
                                             "wg_retries": n_retry + 1})
 
@@ -264,6 +282,8 @@ class Runner:
                 trial.set_user_attr("wg_spurious", True)
                 raise _Handled("over budget")
         params = {k: _suggest(trial, k, d) for k, d in spec.space.items()}
+        if not trial.user_attrs.get("wg_params"):
+            trial.set_user_attr("wg_params", params)
         overrides = {**spec.overrides, **params}
         try:
             arch = self.load_arch(self.base, overrides=overrides)
@@ -293,6 +313,9 @@ class Runner:
             trial.set_user_attr("workloads", per)
         if cons:
             trial.set_user_attr("wg_constraints", cons)
+            if _HAS_SET_CONSTRAINT:
+                for i, v in enumerate(cons):
+                    trial.set_constraint(f"c{i}", v)
         return values[0] if len(values) == 1 else values
 
     def _metric(self, metrics, per, name, workload, where) -> float:

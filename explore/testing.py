@@ -93,6 +93,8 @@ def analytic(arch, workloads, **_) -> dict:
     sleep = float(os.environ.get("WARPGRAPH_TOY_SLEEP_S", "0") or 0)
     if sleep:
         time.sleep(sleep)
+    if arch.tma.admission_depth <= 0:
+        raise warpgraph.UserError(f"deadlock: tma.admission_depth = {arch.tma.admission_depth} admits nothing")
     n_sm = arch.sm.count
     tma_rate = min(arch.tma.bytes_per_cycle, arch.tma.admission_depth * 3.0)  # B/cycle/SM
     tax = {"wgmma": 1.0, "mma_sync": 1.5, "ideal_queue": 1.0}[arch.tensor_core.kind]

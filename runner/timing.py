@@ -173,31 +173,37 @@ def registers_per_thread(program, record=None) -> tuple[int, str]:
 
 
 def build_units(spec, engine, units: str = "auto"):
-    """(mem, smem, tma, mbar, tc, names): the Contract-6 units; stand-ins where the real ones are missing."""
+    """(mem, smem, tma, mbar, tc, names): the Contract-6 units, the registered model for each role's ``kind``
+    in the spec (core/registry.py); stand-ins where only a structural fallback is registered."""
+    from warpgraph.core.registry import registration
+
     names = {}
 
-    def real(mod, cls):
+    def real(role, method):
         if units == "standin":
             return None
+        kind = str(sget(spec, f"{role}.kind", "default"))
         try:
-            m = __import__(f"warpgraph.components.{mod}", fromlist=[cls])
-            return getattr(m, cls)
-        except (ImportError, AttributeError):
+            reg = registration(role, kind)
+        except Exception:
+            reg = None
+        if reg is None or reg.fallback or not hasattr(reg.cls, method):
             return None
+        return reg.cls
 
-    M = real("memory", "MemorySystem")
+    M = real("memory", "global_access")
     mem = M(spec, engine) if M else StandinMemory(spec, engine)
     names["memory"] = type(mem).__name__
-    SM = real("shared_memory", "SharedMemoryUnit")
+    SM = real("shared_memory", "access")
     smem = SM(spec) if SM else StandinSharedMemory(spec)
     names["shared_memory"] = type(smem).__name__
-    MB = real("mbarrier", "MbarrierUnit")
+    MB = real("mbarrier", "wait")
     mbar = MB(spec, engine) if MB else StandinMbarrier(spec, engine)
     names["mbarrier"] = type(mbar).__name__
-    TM = real("tma", "TmaUnit")
+    TM = real("tma", "issue")
     tma = TM(spec, engine, mem, mbar) if TM else StandinTma(spec, engine, mem, mbar)
     names["tma"] = type(tma).__name__
-    TC = real("tensor_core", "TensorCoreUnit")
+    TC = real("tensor_core", "mma_sync")
     tc = TC(spec, engine) if TC else StandinTensorCore(spec, engine)
     names["tensor_core"] = type(tc).__name__
     return mem, smem, tma, mbar, tc, names

@@ -218,7 +218,7 @@ def test_wgmma_other_types_k_major_128b(atype, dt):
     rng = np.random.default_rng(3)
     n = 32
     kstep = {"bf16": 16, "tf32": 8, "e4m3": 32, "s8": 32}[atype]
-    K = 2 * kstep
+    K = 4 * kstep                                                  # one 128-byte swizzle row of K
     A = rng.integers(-3, 4, (64, K)).astype(np.float64)
     B = rng.integers(-3, 4, (n, K)).astype(np.float64)
 
@@ -237,7 +237,7 @@ def test_wgmma_other_types_k_major_128b(atype, dt):
     db = place_operand(smem, eb_.view(eb_.dtype), "K", 128, 32768, eb_.dtype)
     acc = "s32" if atype == "s8" else "f32"
     d = np.zeros((1, 128, n // 2), np.int32 if acc == "s32" else np.float32)
-    for ks in range(2):
+    for ks in range(4):
         d = wgmma(d, smem=smem, cta=[0], a_desc=np.array([da[ks]]), b_desc=np.array([db[ks]]), n=n,
                   atype=atype, dtype=acc, scale_d=[ks > 0])
     assert np.array_equal(naive_d_to_matrix(d[0].astype(np.float64), n), A @ B.T)
@@ -246,8 +246,8 @@ def test_wgmma_other_types_k_major_128b(atype, dt):
 def test_wgmma_f16_accumulator_and_scale_flags():
     rng = np.random.default_rng(4)
     n = 16
-    A = rng.integers(-3, 4, (64, 16)).astype(np.float64)
-    B = rng.integers(-3, 4, (n, 16)).astype(np.float64)
+    A = rng.integers(-3, 4, (64, 64)).astype(np.float64)
+    B = rng.integers(-3, 4, (n, 64)).astype(np.float64)
     smem = np.zeros((1, 65536), np.uint8)
     da = place_operand(smem, A, "K", 128, 0, np.float16)
     db = place_operand(smem, B, "K", 128, 32768, np.float16)
@@ -263,10 +263,10 @@ def test_wgmma_f16_accumulator_and_scale_flags():
     out = wgmma(d, smem=smem, cta=[0], a_desc=np.array([da[0]]), b_desc=np.array([db[0]]), n=n, atype="f16",
                 dtype="f16", scale_d=[True], imm_scale_a=-1)
     assert out.dtype == np.uint32
-    assert np.array_equal(naive_d_to_matrix(out[0], n, per=2), init - A @ B.T)
+    assert np.array_equal(naive_d_to_matrix(out[0], n, per=2), init - A[:, :16] @ B[:, :16].T)
     out = wgmma(d, smem=smem, cta=[0], a_desc=np.array([da[0]]), b_desc=np.array([db[0]]), n=n, atype="f16",
                 dtype="f16", scale_d=[False])
-    assert np.array_equal(naive_d_to_matrix(out[0], n, per=2), A @ B.T)
+    assert np.array_equal(naive_d_to_matrix(out[0], n, per=2), A[:, :16] @ B[:, :16].T)
 
 
 def test_wgmma_accumulation_hook_called_with_wgmma():

@@ -1,6 +1,8 @@
 """TMA unit (paper III-A) driven directly with an Engine, a MemorySystem and an MbarrierUnit."""
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 import warpgraph as wg
@@ -10,8 +12,13 @@ from warpgraph.components.tma import TmaUnit
 from warpgraph.core.engine import ClockDomain, Engine
 
 
+@functools.lru_cache(maxsize=None)
+def _spec(arch, ov):
+    return wg.load_arch(arch, overrides=dict(ov))
+
+
 def make(arch="rtx5090", **ov):
-    spec = wg.load_arch(arch, overrides=ov)
+    spec = _spec(arch, tuple(sorted(ov.items())))
     eng = Engine(ClockDomain("sm", spec.clocks.sm_mhz))
     mem = MemorySystem(spec, eng)
     mbar = MbarrierUnit(spec, eng)

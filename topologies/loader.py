@@ -10,6 +10,7 @@ schema default); a section whose variant tag (``kind`` / ``policy``) changes is 
 """
 from __future__ import annotations
 
+import copy
 import io
 import re
 import types
@@ -118,6 +119,20 @@ def _plain(node: Any, label: str, prefix: Path_, locs: dict) -> Any:
     return node
 
 
+_FILE_CACHE: dict = {}
+
+
+def _read_plain(p: Path, label: str) -> tuple[dict, dict]:
+    """Parsed file as plain data + locations; cached by (path, mtime, size) since ruamel round-trip is slow."""
+    st = p.stat()
+    key = (str(p), st.st_mtime_ns, st.st_size, label)
+    hit = _FILE_CACHE.get(key)
+    if hit is None:
+        locs: dict = {}
+        hit = _FILE_CACHE[key] = (_plain(_read_yaml(p), label, (), locs), locs)
+    return copy.deepcopy(hit[0]), dict(hit[1])
+
+
 def _tag_key(path: Path_) -> str | None:
     fam = _FAMILY_PATHS.get(path)
     return VARIANT_FAMILIES[fam][2] if fam else None
@@ -149,8 +164,7 @@ def _load_merged(p: Path, stack: tuple[Path, ...], locs: dict) -> dict:
         chain = " -> ".join(_label(s) for s in stack + (p,))
         raise SpecError(f"extends cycle: {chain}", location=_label(stack[-1]), hint="an acyclic extends chain")
     label = _label(p)
-    own_locs: dict = {}
-    data = _plain(_read_yaml(p), label, (), own_locs)
+    data, own_locs = _read_plain(p, label)
     parent = data.get("extends")
     data.setdefault("name", p.stem)
     if parent is None:

@@ -411,10 +411,8 @@ def _rebuild_all() -> None:
 
 
 def register_variant(family: str, model: type[BaseModel]) -> type[BaseModel]:
-    """Add ``model`` (a Section whose tag field is a ``Literal``) to a variant family and rebuild the schema.
-
-    Usable as a decorator: ``@register_variant("tensor_core")`` is not supported; call it after the class.
-    """
+    """Add ``model`` (a Section whose tag field is a ``Literal``) to a variant family and rebuild the schema,
+    e.g. ``register_variant("tensor_core", SystolicTensorCore)`` after the class definition."""
     if family not in VARIANT_FAMILIES:
         raise KeyError(f"unknown variant family {family!r}; known: {sorted(VARIANT_FAMILIES)}")
     key = VARIANT_FAMILIES[family][2]

@@ -330,9 +330,10 @@ def mma_fragment(shape: str, etype: str, operand: str):
 
 
 def _assemble(regs, rows, cols, shape2, etype):
-    """Registers (batch, 32, nregs) -> exact matrix (batch, R, C) through a fragment map."""
+    """Registers (batch, threads, nregs) -> exact matrix (batch, R, C) through a fragment map."""
     bits = _ELEM_BITS[etype]
-    regs = np.asarray(regs).reshape(regs.shape[0], 32, -1)
+    regs = np.asarray(regs)
+    regs = regs.reshape(regs.shape[0], rows.shape[0], -1)
     if regs.shape[2] != rows.shape[1]:
         raise SimulationError(f"fragment needs {rows.shape[1]} registers per lane, got {regs.shape[2]}")
     el = decode_elements(_unpack(regs, bits), etype)                          # (batch, 32, nregs, per)

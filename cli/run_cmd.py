@@ -1,0 +1,94 @@
+"""``warpgraph run``: simulate one launch record and print its metrics (rich table or JSON)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+__all__ = ["register", "run_command"]
+
+_SET_HELP = ("Override a parameter, e.g. --set tma.admission_depth=8; runner knobs timing.policy=lrr, "
+             "timing.units=standin; SASS table sass.div=20 (repeatable).")
+
+
+def run_command(
+    record: Optional[Path] = typer.Argument(
+        None, help="Launch-record directory (or launch.json). Default: the bundled "
+                   "workloads/records/h200/gemm_tma_M2048_N2048_K2048."),
+    arch: str = typer.Option("h200", "--arch", help="Bundled architecture name or YAML path."),
+    set_: list[str] = typer.Option([], "--set", help=_SET_HELP),
+    mode: str = typer.Option("timing", "--mode", help="timing | functional"),
+    check: bool = typer.Option(False, "--check", help="Compute outputs and compare with the reference; exit 1 if it fails."),
+    save_outputs: Optional[Path] = typer.Option(None, "--save-outputs", help="Write every buffer to DIR/<buffer>.npy."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    max_cycles: Optional[int] = typer.Option(None, "--max-cycles", help="Stop with an error past this many cycles."),
+    stats: bool = typer.Option(False, "--stats", help="With --json: include the full stats table."),
+) -> None:
+    """Simulate a launch record on an architecture."""
+    from warpgraph.runner.simulate import simulate
+
+    res = simulate(record, arch, mode=mode, overrides=list(set_) or None, max_cycles=max_cycles,
+                   want_outputs=save_outputs is not None, check=check)
+    if save_outputs is not None and res.outputs:
+        import numpy as np
+
+        save_outputs.mkdir(parents=True, exist_ok=True)
+        for name, arr in res.outputs.items():
+            np.save(save_outputs / f"{name}.npy", np.asarray(arr))
+    if as_json:
+        typer.echo(res.to_json(stats=stats))
+    else:
+        _print_table(res)
+    if check and res.check is not None and not getattr(res.check, "ok", False):
+        raise typer.Exit(1)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:,.3f}" if abs(v) < 1e6 else f"{v:,.0f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def _print_table(res) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    m = res.metrics
+    meas = res.measured or {}
+    t = Table(title=f"{res.record} on {res.arch} ({res.mode})")
+    t.add_column("metric")
+    t.add_column("simulated", justify="right")
+    t.add_column("measured", justify="right")
+    mk = {"cycles": "cycles", "warp_instructions": "sass_warp_instructions", "dram_read_bytes": "dram_read_bytes",
+          "dram_write_bytes": "dram_write_bytes", "l2_bytes": "l2_bytes",
+          "achieved_occupancy_pct": "achieved_occupancy_pct"}
+    for k in ("cycles", "warp_instructions", "ptx_warp_instructions", "dram_read_bytes", "dram_write_bytes",
+              "l2_bytes", "achieved_occupancy_pct", "tensor_utilization_pct", "ctas_per_sm", "wall_seconds",
+              "simulated_cycles_per_second", "warp_instructions_per_second"):
+        if k in m:
+            mv = meas.get(mk.get(k, ""), "")
+            t.add_row(k, _fmt(m[k]), _fmt(mv) if mv != "" else "")
+    con.print(t)
+    sr = m.get("stall_ratios_per_issue")
+    if sr:
+        ms = meas.get("stall_ratios_per_issue", {})
+        t2 = Table(title="stall ratios per issued instruction")
+        t2.add_column("reason")
+        t2.add_column("simulated", justify="right")
+        t2.add_column("measured", justify="right")
+        for k, v in sr.items():
+            if v or ms.get(k):
+                t2.add_row(k, f"{v:.2f}", f"{ms[k]:.2f}" if k in ms else "")
+        con.print(t2)
+    if res.check is not None:
+        ok = getattr(res.check, "ok", False)
+        con.print(f"check: {'[green]ok' if ok else '[red]FAILED'}[/] {getattr(res.check, 'message', '')}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run_command)

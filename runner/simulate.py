@@ -1,0 +1,156 @@
+"""``simulate()``: launch record -> functional pass (trace) -> timing pass -> :class:`RunResult` (Contract 5).
+
+Overrides: keys of the arch YAML (``"tma.admission_depth": 8``) go to ``load_arch``; keys starting with
+``timing.`` are runner knobs (``timing.policy=lrr``, ``timing.units=standin``, ``timing.n_sms=8``,
+``timing.registers=128``), keys ``sass.<opcode>=N`` override the SASS issue-slot table
+(components/sass_cost.py).
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from warpgraph.core.errors import UserError
+from warpgraph.runner.result import RunResult
+
+__all__ = ["simulate", "split_overrides", "DEFAULT_RECORD"]
+
+_HERE = Path(__file__).resolve().parent.parent
+#: the bundled default record of ``warpgraph run`` with no RECORD
+DEFAULT_RECORD = _HERE / "workloads" / "records" / "h200" / "gemm_tma_M2048_N2048_K2048"
+
+_TIMING_KEYS = {"policy": str, "units": str, "n_sms": int, "registers": int, "shared_bytes": int}
+
+
+def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
+    """(arch overrides, timing knobs, sass overrides). Accepts a dict or a list of ``k=v`` strings."""
+    if not overrides:
+        return None, {}, {}
+    items = list(overrides.items()) if isinstance(overrides, dict) else []
+    if not isinstance(overrides, dict):
+        for s in overrides:
+            if "=" not in str(s):
+                raise UserError(f"override {s!r} is not key=value", hint="e.g. --set tma.admission_depth=8")
+            k, v = str(s).split("=", 1)
+            items.append((k.strip(), v.strip()))
+    arch, timing, sass = {}, {}, {}
+    for k, v in items:
+        if k.startswith("timing."):
+            name = k[len("timing."):]
+            if name not in _TIMING_KEYS:
+                raise UserError(f"unknown timing knob {k!r}", hint=f"one of: {', '.join('timing.' + n for n in _TIMING_KEYS)}")
+            timing[name] = _TIMING_KEYS[name](v)
+        elif k.startswith("sass."):
+            sass[k[len("sass."):]] = int(v)
+        else:
+            arch[k] = v
+    if isinstance(overrides, dict):
+        return (arch or None), timing, sass
+    return ([f"{k}={v}" for k, v in arch.items()] or None), timing, sass
+
+
+def _run_functional(record, program, **kw):
+    try:
+        from warpgraph.workloads.functional import run_functional
+    except ImportError:
+        from warpgraph.workloads.functional.executor import run_functional
+    return run_functional(record, program, **kw)
+
+
+def _reads_clock(program) -> bool:
+    for ins in program.instructions:
+        if getattr(ins.kind, "name", "") == "CLOCK":
+            return True
+    return False
+
+
+def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", overrides=None, max_cycles: int | None = None,
+             want_outputs: bool = False, check: bool = False, seed: int = 0, trace_path=None, sample=None,
+             max_steps: int | None = None) -> RunResult:
+    """Simulate one launch record on an architecture (Contract 5)."""
+    from warpgraph.topologies import load_arch
+    from warpgraph.workloads.record import LaunchRecord, load_record
+
+    t0 = time.perf_counter()
+    if mode not in ("timing", "functional", "sampled"):
+        raise UserError(f"unknown mode {mode!r}", hint="timing, functional or sampled")
+    if mode == "sampled":
+        raise UserError("mode 'sampled' is not implemented yet", hint="timing or functional")
+    if record_or_path is None:
+        record_or_path = DEFAULT_RECORD
+    record = record_or_path if isinstance(record_or_path, LaunchRecord) else load_record(record_or_path)
+    arch_ov, knobs, sass_ov = split_overrides(overrides)
+    spec = load_arch(arch, overrides=arch_ov)
+    program = record.program()
+    measured = getattr(record, "measured", None)
+    compute = bool(want_outputs or check)
+    chk = None
+
+    if mode == "functional":
+        fres = _run_functional(record, program, want_trace=False, compute_values=True, max_steps=max_steps)
+        outputs = fres.outputs
+        if check:
+            chk = _check(record, outputs)
+        wall = time.perf_counter() - t0
+        n = int(getattr(fres, "dynamic_warp_instructions", 0) or 0)
+        metrics = {"ptx_warp_instructions": n, "wall_seconds": wall,
+                   "warp_instructions_per_second": n / wall if wall > 0 else 0.0}
+        return RunResult(metrics, None, outputs if (want_outputs or check) else None, chk, record.name,
+                         spec.name, mode, measured)
+
+    from warpgraph.runner.timing import run_timing
+
+    t_f = time.perf_counter()
+    fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps)
+    functional_s = time.perf_counter() - t_f
+    trace = fres.trace
+    out = run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
+                     policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
+                     shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None)
+    outputs = fres.outputs if compute else None
+    if compute and _reads_clock(program) and out.clock_issue:
+        ci = out.clock_issue
+
+        def oracle(g, ordinal, _ci=ci):
+            return _ci.get((g, ordinal), 0)
+
+        fres2 = _run_functional(record, program, want_trace=False, compute_values=True, clock_oracle=oracle,
+                                max_steps=max_steps)
+        outputs = fres2.outputs
+    if check:
+        chk = _check(record, outputs)
+    wall = time.perf_counter() - t0
+    m = out.metrics
+    m["wall_seconds"] = wall
+    m["functional_wall_seconds"] = functional_s
+    m["simulated_cycles_per_second"] = m["cycles"] / wall if wall > 0 else 0.0
+    m["warp_instructions_per_second"] = m["warp_instructions"] / wall if wall > 0 else 0.0
+    m["timing_warp_instructions_per_second"] = (m["warp_instructions"] / m["timing_wall_seconds"]
+                                                if m["timing_wall_seconds"] > 0 else 0.0)
+    m.setdefault("roofline", _roofline(m, spec))
+    m.setdefault("sampling", {"mode": "detailed", "sampled_sms": None})
+    stats = out.stats
+    g = stats.group("run")
+    g.set("wall_seconds", wall)
+    g.set("functional_wall_seconds", functional_s)
+    return RunResult(m, stats.to_frame(), outputs if want_outputs or check else None, chk, record.name, spec.name,
+                     mode, measured)
+
+
+def _check(record, outputs):
+    from warpgraph.workloads.references import check as ref_check
+
+    return ref_check(record, outputs)
+
+
+def _roofline(m: dict, spec) -> dict:
+    from warpgraph.runner.standin_units import sget
+
+    n_sms = int(sget(spec, "sm.count", 132))
+    mhz = float(sget(spec, "clocks.sm_mhz", 1755.0))
+    bw = float(sget(spec, "hbm.bandwidth_gb_per_s", 4800)) * 1e9
+    dram = m.get("dram_read_bytes", 0) + m.get("dram_write_bytes", 0)
+    mem_cycles = dram / bw * mhz * 1e6 if bw else 0.0
+    cyc = m.get("cycles", 0) or 1
+    return {"dram_bound_cycles": round(mem_cycles, 1), "dram_bandwidth_pct": round(100.0 * mem_cycles / cyc, 2),
+            "tensor_utilization_pct": m.get("tensor_utilization_pct", 0.0), "n_sms": n_sms}

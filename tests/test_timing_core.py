@@ -1,0 +1,175 @@
+"""SM-core behaviours on synthetic traces (stand-in units, so these pin the core, not the units)."""
+import pytest
+
+from warpgraph.core.errors import SimulationError
+from warpgraph.runner.synthetic import I, Kind, Unit, kernel, trace
+from warpgraph.runner.timing import run_timing
+from warpgraph.topologies import load_arch
+
+SPEC = load_arch("h200")
+START = 4  # warp_start_latency (no_instruction) before a warp's first issue
+
+
+def run(tr, **kw):
+    kw.setdefault("units", "standin")
+    kw.setdefault("registers", 32)
+    return run_timing(tr, SPEC, **kw)
+
+
+def fadd(d, s=()):
+    return I("add", ("f32",), Kind.ALU, Unit.FP32, dsts=(d,), srcs=tuple(s))
+
+
+def ret():
+    return I("ret", (), Kind.EXIT, Unit.BRANCH)
+
+
+def clk(d):
+    return I("mov", ("u32",), Kind.CLOCK, Unit.MISC, dsts=(d,), text="mov.u32 %r, %clock;")
+
+
+def test_issue_rate_one_per_cycle_per_subpartition():
+    n = 200
+    prog = kernel([fadd(k % 50) for k in range(n)] + [ret()], nregs=64)
+    one = run(trace(prog, 1, 4)).metrics          # 4 warps -> 4 sub-partitions
+    two = run(trace(prog, 1, 8)).metrics          # 2 warps per sub-partition
+    assert one["cycles"] == START + n + 1         # n adds + ret, one per cycle
+    assert abs(two["cycles"] - (START + 2 * (n + 1))) <= 2
+    assert two["stall_ratios_per_issue"]["not_selected"] == pytest.approx(0.5, abs=0.05)  # GTO: warp 4 waits for warp 0
+
+
+def test_dependent_chain_is_sum_of_latencies():
+    n = 10
+    lat = SPEC.latencies.fp32.latency_cycles
+    prog = kernel([fadd(0, (0,)) for _ in range(n)] + [ret()])
+    m = run(trace(prog, 1, 1)).metrics
+    assert m["cycles"] == START + (n - 1) * lat + 1 + 1
+    assert m["stall_ratios_per_issue"]["wait"] == pytest.approx((n - 1) * (lat - 1) / (n + 1), abs=1e-3)
+
+
+def test_independent_instructions_overlap():
+    prog = kernel([I("ex2", ("approx", "ftz", "f32"), Kind.ALU, Unit.SFU, dsts=(k,)) for k in range(4)]
+                  + [fadd(10, (0, 1, 2, 3)), ret()])
+    m = run(trace(prog, 1, 1)).metrics
+    sfu = SPEC.latencies.sfu
+    # 4 MUFU at the SFU initiation interval, then the consumer waits for the last one
+    expect_last = START + 3 * sfu.interval_cycles
+    assert m["cycles"] == expect_last + sfu.latency_cycles + 1 + 1
+    r = m["stall_ratios_per_issue"]
+    assert r["math_pipe_throttle"] > 0 and r["short_scoreboard"] > 0
+
+
+def _two_warps_same_sp(policy):
+    prog = kernel([clk(k) for k in range(5)] + [ret()])
+    pay = lambda g, pos, ins: (pos, 0, 0, 0) if ins.kind == Kind.CLOCK else None
+    tr = trace(prog, 1, 8, stream=lambda g: list(range(6)) if g in (0, 4) else [5], payload=pay)
+    out = run(tr, policy=policy)
+    ci = out.clock_issue
+    return [ci[(0, k)] for k in range(5)], [ci[(4, k)] for k in range(5)]
+
+
+def test_gto_keeps_the_oldest_warp_lrr_alternates():
+    a, b = _two_warps_same_sp("gto")
+    assert a == list(range(a[0], a[0] + 5)) and min(b) > max(a)       # greedy: warp 0 first, then warp 4
+    a, b = _two_warps_same_sp("lrr")
+    assert sorted(a + b) == list(range(min(a + b), min(a + b) + 10))
+    assert max(a) > min(b)                                              # interleaved
+
+
+def test_bar_sync_waits_for_all_warps():
+    chain = [fadd(0, (0,)) for _ in range(20)]
+    bar = I("bar", ("sync",), Kind.BAR_SYNC, Unit.SYNC)
+    prog = kernel(chain + [bar, clk(1), ret()])
+    nc = len(chain)
+    pay = lambda g, pos, ins: (0, 64, 0, 0) if ins.kind == Kind.BAR_SYNC else None
+    tr = trace(prog, 1, 2, stream=lambda g: list(range(nc + 3)) if g == 0 else [nc, nc + 1, nc + 2], payload=pay)
+    out = run(tr)
+    ci = out.clock_issue
+    lat = SPEC.latencies.fp32.latency_cycles
+    t_bar0 = START + (nc - 1) * lat + 1            # warp 0's bar.sync issue
+    rel = t_bar0 + SPEC.latencies.bar_sync_release_cycles
+    assert ci[(0, 0)] == rel and ci[(1, 0)] == rel
+    assert out.metrics["stall_ratios_per_issue"]["barrier"] > 0
+
+
+def test_waves_two_x_ctas_two_x_cycles():
+    prog = kernel([fadd(0, (0,)) for _ in range(200)] + [ret()])
+    # 1 SM, 2 CTAs fit (shared memory limit) -> 2 CTAs = 1 wave, 4 CTAs = 2 waves
+    kw = dict(n_sms=1, shared_bytes=100 * 1024)
+    one = run(trace(prog, 2, 4), **kw)
+    two = run(trace(prog, 4, 4), **kw)
+    assert one.occupancy.ctas_per_sm == 2 and one.occupancy.limiter == "shared_memory"
+    ratio = two.metrics["cycles"] / one.metrics["cycles"]
+    assert 1.9 < ratio < 2.3
+
+
+def test_stall_attribution_sums_to_resident_warp_cycles():
+    prog = kernel([fadd(k % 3, (k % 3,)) for k in range(60)]
+                  + [I("ld", ("global", "f32"), Kind.LD_GLOBAL, Unit.LSU, dsts=(5,), srcs=(0,)), fadd(6, (5,)), ret()])
+    pay = lambda g, pos, ins: (4, 4, 128, 1) if ins.kind == Kind.LD_GLOBAL else None
+    out = run(trace(prog, 3, 8, payload=pay), n_sms=2)
+    m = out.metrics
+    r = m["stall_ratios_per_issue"]
+    core = out.core
+    expect = core.warp_resident_cycles / core.issued
+    assert sum(r.values()) == pytest.approx(expect, rel=1e-3)
+    assert r["long_scoreboard"] > 0 and r["selected"] == 1.0
+
+
+def test_determinism_identical_stats():
+    prog = kernel([fadd(k % 7, (k % 5,)) for k in range(100)] + [ret()])
+    f1 = run(trace(prog, 40, 4), n_sms=8).stats.to_frame()
+    f2 = run(trace(prog, 40, 4), n_sms=8).stats.to_frame()
+    assert f1.equals(f2)
+
+
+def test_cycle_limit_names_stuck_warps():
+    prog = kernel([fadd(0, (0,)) for _ in range(100)] + [ret()])
+    with pytest.raises(SimulationError) as e:
+        run(trace(prog, 2, 2), max_cycles=50, n_sms=1)
+    msg = str(e.value)
+    assert "max_cycles=50" in msg and "sm 0 cta 0 warp 0" in msg and "kernel.ptx:" in msg
+
+
+def test_barrier_counts_only_live_warps():
+    bar = I("bar", ("sync",), Kind.BAR_SYNC, Unit.SYNC)
+    prog = kernel([fadd(0, (0,)) for _ in range(5)] + [bar, fadd(1), ret()])
+    pay = lambda g, pos, ins: (0, 96, 0, 0) if ins.kind == Kind.BAR_SYNC else None  # expects 3 warps
+    # warp 2 exits without reaching the barrier: the barrier completes with the 2 live warps
+    tr = trace(prog, 1, 3, payload=pay, stream=lambda g: list(range(8)) if g < 2 else [7])
+    out = run(tr)
+    assert out.metrics["cycles"] > 0 and out.core.finished()
+
+
+def test_deadlock_is_reported_not_hung():
+    b0 = I("bar", ("sync",), Kind.BAR_SYNC, Unit.SYNC)
+    b1 = I("bar", ("sync",), Kind.BAR_SYNC, Unit.SYNC)
+    prog = kernel([b0, b1, ret()])
+    pay = lambda g, pos, ins: (ins.index, 64, 0, 0) if ins.kind == Kind.BAR_SYNC else None
+    tr = trace(prog, 1, 2, payload=pay, stream=lambda g: [0, 2] if g == 0 else [1, 2])
+    with pytest.raises(SimulationError) as e:
+        run(tr)
+    msg = str(e.value)
+    assert "deadlock" in msg and "bar.sync" in msg and "cta 0 warp 1" in msg
+
+
+def test_mbarrier_wait_until_tma_completes():
+    key = (0 << 32) | 0x100
+    init = I("mbarrier", ("init", "shared", "b64"), Kind.MBAR_INIT, Unit.SYNC)
+    arrive = I("mbarrier", ("arrive", "expect_tx"), Kind.MBAR_ARRIVE, Unit.SYNC)
+    tma = I("cp", ("async", "bulk", "tensor"), Kind.TMA_LOAD, Unit.TMA)
+    wait = I("mbarrier", ("try_wait",), Kind.MBAR_WAIT, Unit.SYNC, dsts=(1,))
+    br = I("bra", (), Kind.BRANCH, Unit.BRANCH, srcs=(1,))
+    prog = kernel([init, arrive, tma, wait, br, clk(2), ret()])
+
+    def pay(g, pos, ins):
+        return {Kind.MBAR_INIT: (1, key, 0, 0), Kind.MBAR_ARRIVE: (32768, key, 1, 0),
+                Kind.TMA_LOAD: (32768, key, 32768, 32768), Kind.MBAR_WAIT: (0, key, -1, 1)}.get(ins.kind)
+
+    out = run(trace(prog, 1, 1, payload=pay))
+    t_clock = out.clock_issue[(0, 0)]
+    # 32 KiB at 32 B/cycle of TMA request generation + DRAM latency: far beyond the ~10 issue cycles
+    assert t_clock > 1000
+    r = out.metrics["stall_ratios_per_issue"]
+    assert r["long_scoreboard"] * out.metrics["warp_instructions"] > 900
+    assert out.metrics["dram_read_bytes"] == 32768

@@ -1,0 +1,109 @@
+"""Memory system (L2 partitions, HBM bandwidth) and shared memory banks."""
+from __future__ import annotations
+
+import functools
+from heapq import heappop, heappush
+
+import pytest
+
+import warpgraph as wg
+from warpgraph.components.mbarrier import MbarrierUnit
+from warpgraph.components.memory import MemorySystem
+from warpgraph.components.shared_memory import SharedMemoryUnit
+from warpgraph.components.tma import TmaUnit
+from warpgraph.core.engine import ClockDomain, Engine
+
+
+@functools.lru_cache(maxsize=None)
+def spec(arch):
+    return wg.load_arch(arch)
+
+
+def test_l2_hit_latency_near_far():
+    s = spec("h100")
+    mem = MemorySystem(s)
+    lats = {mem.global_access(1000 * i, 0, "ld", 1, 0, 1, 4) - 1000 * i for i in range(64)}
+    lo, hi = s.l2.near_latency_cycles, s.l2.far_latency_cycles
+    assert {round(x) - 1 for x in lats} <= {lo, hi} and len(lats) == 2  # both partitions, hashed
+    d = mem.global_access(10**6, 0, "ld", 1, 1, 1, 4) - 10**6
+    assert d - 1 in (lo + s.hbm.latency_cycles, hi + s.hbm.latency_cycles)
+    assert mem.dram_read_bytes == 32 and mem.l2_read_bytes == 65 * 32
+
+
+@pytest.mark.parametrize("arch", ["h200", "h100"])
+def test_hbm_bandwidth_many_sms_tma(arch):
+    s = spec(arch)
+    eng = Engine(ClockDomain("sm", s.clocks.sm_mhz))
+    mem = MemorySystem(s, eng)
+    tma = TmaUnit(s, eng, mem, None)
+    nb, per_sm = 16384, 48
+    q = [(0, sm) for sm in range(s.sm.count)]
+    left = [per_sm] * s.sm.count
+    last = 0
+    while q:
+        t, sm = heappop(q)
+        r = tma.issue(t, sm, 0, nb, nb, nb, -1, False)
+        last = max(last, tma.last_done)
+        left[sm] -= 1
+        if left[sm]:
+            heappush(q, (r, sm))
+    total = s.sm.count * per_sm * nb
+    bw = total / (last - mem.dram_rt)
+    expect = s.hbm.bandwidth_gb_per_s * 1e3 / s.clocks.sm_mhz * s.hbm.efficiency
+    assert abs(bw - expect) / expect < 0.03
+    assert mem.dram_read_bytes == total
+
+
+def test_hbm_bandwidth_global_loads():
+    s = spec("h200")
+    mem = MemorySystem(s)
+    q = [(0, sm) for sm in range(s.sm.count)]
+    per_sm, last = 300, 0
+    left = [per_sm] * s.sm.count
+    while q:
+        t, sm = heappop(q)
+        d = mem.global_access(t, sm, "ld", 16, 16, 4, 512)  # a coalesced 16-B/lane load, all cold
+        last = max(last, d)
+        left[sm] -= 1
+        if left[sm]:
+            heappush(q, (t + 2, sm))
+    expect = s.hbm.bandwidth_gb_per_s * 1e3 / s.clocks.sm_mhz * s.hbm.efficiency
+    bw = mem.dram_read_bytes / (last - mem.dram_rt)
+    assert abs(bw - expect) / expect < 0.03
+
+
+def test_mshr_window_limits_inflight_lines():
+    s = spec("h100")
+    mem = MemorySystem(s)
+    ds = [mem.global_access(0, 0, "ld", 4, 4, 1, 128) for _ in range(s.l1.mshrs + 1)]
+    assert mem.mshr_stall_cycles >= min(ds[:-1])  # the 257th line waited for a completion
+
+
+def test_utilisation_histogram():
+    s = spec("h100")
+    mem = MemorySystem(s)
+    for i in range(100):
+        mem.bulk(i * 50, 0, 16384, 16384, False, i * 50 + 512)
+    u = mem.utilisation()
+    assert set(u) == {"l2.p0", "l2.p1", "hbm.p0", "hbm.p1"}
+    assert all(0 <= x <= 1.0 + 1e-9 for v in u.values() for x in v)
+    st = mem.stats()
+    assert st["dram_read_bytes"] == 100 * 16384 and st["l2_bytes"] == 100 * 16384
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 8, 32])
+def test_smem_n_way_conflict_costs_n_wavefronts(n):
+    s = spec("h100")
+    sm = SharedMemoryUnit(s)
+    assert sm.access(100, 0, n, 128) == 100 + (n - 1) + s.shared_memory.latency_cycles
+    # back-to-back accesses queue behind the n wavefronts
+    assert sm.access(100, 0, 1, 128) == 100 + n + s.shared_memory.latency_cycles
+
+
+def test_smem_bandwidth_128_bytes_per_cycle():
+    s = spec("h100")
+    sm = SharedMemoryUnit(s)
+    last = 0
+    for i in range(1000):
+        last = sm.access(0, 3, 1, 128)
+    assert abs(1000 * 128 / (last - s.shared_memory.latency_cycles + 1) - s.shared_memory.bytes_per_cycle) < 1e-9

@@ -1,0 +1,1305 @@
+"""Memory, synchronisation, warp-collective, TMA and tensor-core instruction decoders."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.errors import SimulationError
+from ..memory import GLOBAL_BASE, PARAM_BASE
+from ..ptx.isa import Kind
+from ..ptx.model import Addr, Imm, Pair, Reg, Sink, Sym, Vec
+from . import tensor_ops, tma_ops
+from .alu import NP_TYPE, SIZE
+from .executor import (LOCAL_WINDOW, SHARED_WINDOW, _Fault, _get, _imm, _Lazy, _main_type, _types, decoder)
+
+_UT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_ST = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _space(mods):
+    for m in mods:
+        if m in ("global", "param", "local", "const"):
+            return m
+        if m.startswith("shared"):
+            return "shared"
+    return "generic"
+
+
+def _addr_fn(b, op, inst):
+    """Returns f(idx) -> int64 addresses of the active lanes."""
+    if not isinstance(op, Addr):
+        raise b.fault_decode(inst, "expected an address operand [..]")
+    off = op.offset
+    base = op.base
+    if base is None:
+        return lambda idx: np.full(len(idx), off, dtype=np.int64)
+    if isinstance(base, Sym):
+        c = b.sym_addr(base, inst) + off
+        return lambda idx: np.full(len(idx), c, dtype=np.int64)
+    r = b.R[base.index]
+    if r.dtype == np.uint64:
+        rv = r.view(np.int64)
+    else:
+        rv = r
+    if off:
+        return lambda idx: rv[idx].astype(np.int64) + off
+    return lambda idx: rv[idx].astype(np.int64)
+
+
+def _vals_of(op):
+    return list(op.items) if isinstance(op, Vec) else [op]
+
+
+def _fault(b, inst, msg, idx=None, lanes=None, addrs=None, hint=None):
+    where = ""
+    if lanes is not None and len(lanes):
+        ln = int(lanes[0])
+        cta = int(b.ctas[ln // b.lpc])
+        w = (ln % b.lpc) // 32
+        where = f" (CTA {cta} warp {w} lane {ln % 32}"
+        if addrs is not None:
+            where += f", address 0x{int(addrs[0]):x}"
+        where += ")"
+    return SimulationError(f"{msg}{where} at pc {inst.index}: {inst.text}", location=b.loc(inst), hint=hint)
+
+
+# ------------------------------------------------------------------------------------------------ global memory
+def _gcheck(b, inst, idx, addrs, width):
+    mem = b.ex.mem
+    ok = mem.check_range(addrs, width)
+    if not ok.all():
+        bad = np.flatnonzero(~ok)
+        raise _fault(b, inst, "out-of-bounds global access: " + mem.describe_addr(int(addrs[bad[0]])),
+                     lanes=idx[bad], addrs=addrs[bad], hint="addresses inside a buffer of the launch record")
+    if width > 1:
+        mis = (addrs % min(width, 16)) != 0
+        if mis.any():
+            bad = np.flatnonzero(mis)
+            raise _fault(b, inst, f"misaligned {width}-byte global access", lanes=idx[bad], addrs=addrs[bad],
+                         hint=f"{min(width, 16)}-byte aligned addresses")
+
+
+def gmem_payload(b, idx, addrs, width, nbytes=None):
+    """(W, 4): sectors, first-touched sectors, bytes, 128-B lines per warp."""
+    W = b.W
+    pay = np.zeros((W, 4), dtype=np.int64)
+    if len(idx) == 0:
+        return pay
+    w = (idx >> 5).astype(np.int64)
+    o = addrs - GLOBAL_BASE
+    if width <= 32:
+        s0 = o >> 5
+        s1 = (o + width - 1) >> 5
+        if (s0 != s1).any():
+            sec = np.concatenate([s0, s1])
+            ww = np.concatenate([w, w])
+        else:
+            sec, ww = s0, w
+    else:
+        k = (width + 31) // 32 + 1
+        sec = ((o[:, None] >> 5) + np.arange(k)[None, :])
+        keep = (sec << 5) < (o[:, None] + width)
+        ww = np.broadcast_to(w[:, None], sec.shape)[keep]
+        sec = sec[keep]
+    key = np.unique((ww << 40) | sec)
+    kw = key >> 40
+    ks = key & ((1 << 40) - 1)
+    pay[:, 0] = np.bincount(kw, minlength=W)
+    touched = b.ex.touched
+    if touched is not None:
+        us, first = np.unique(ks, return_index=True)
+        new = ~touched[us]
+        if new.any():
+            pay[:, 1] = np.bincount(kw[first[new]], minlength=W)
+            touched[us[new]] = True
+    lkey = np.unique((kw << 40) | (ks >> 2))
+    pay[:, 3] = np.bincount(lkey >> 40, minlength=W)
+    if nbytes is None:
+        pay[:, 2] = np.bincount(w, minlength=W) * width
+    else:
+        pay[:, 2] = np.bincount(w, weights=nbytes, minlength=W).astype(np.int64)
+    return pay
+
+
+def smem_wavefronts(b, idx, addrs, width):
+    W = b.W
+    out = np.zeros(W, dtype=np.int64)
+    if len(idx) == 0:
+        return out
+    w = (idx >> 5).astype(np.int64)
+    lane = idx & 31
+    if width <= 4:
+        ph = np.zeros_like(lane)
+        nw = 1
+    elif width == 8:
+        ph = lane >> 4
+        nw = 2
+    else:
+        ph = lane >> 3
+        nw = width // 4
+    word = addrs >> 2
+    if nw > 1:
+        word = (word[:, None] + np.arange(nw)[None, :]).reshape(-1)
+        w = np.repeat(w, nw)
+        ph = np.repeat(ph, nw)
+    key = np.unique((((w << 3) | ph) << 32) | word)
+    wp = key >> 32
+    bank = key & 31
+    cnt = np.bincount((wp << 5) | bank)
+    cnt = np.pad(cnt, (0, (-len(cnt)) % 32)).reshape(-1, 32).max(axis=1)    # per (warp, phase)
+    wps = np.arange(len(cnt))
+    out += np.bincount(wps >> 3, weights=cnt, minlength=W)[:W].astype(np.int64)
+    return out
+
+
+def smem_payload(b, idx, addrs, width, nbytes_per_lane=None):
+    pay = np.zeros((b.W, 4), dtype=np.int64)
+    pay[:, 0] = smem_wavefronts(b, idx, addrs, width)
+    pay[:, 2] = np.bincount(idx >> 5, minlength=b.W)[:b.W] * (nbytes_per_lane or width)
+    return pay
+
+
+def _scheck(b, inst, idx, addrs, width):
+    bad = (addrs < 0) | (addrs + width > b.S)
+    if bad.any():
+        k = np.flatnonzero(bad)
+        raise _fault(b, inst, f"shared memory access out of range [0, {b.S})", lanes=idx[k], addrs=addrs[k],
+                     hint="a CTA-local shared address inside static + dynamic shared memory")
+    if width > 1:
+        mis = (addrs % min(width, 16)) != 0
+        if mis.any():
+            k = np.flatnonzero(mis)
+            raise _fault(b, inst, f"misaligned {width}-byte shared access", lanes=idx[k], addrs=addrs[k])
+
+
+class _View:
+    """Typed views of a flat uint8 array, cached."""
+
+    def __init__(self, arr):
+        self.arr = arr
+        self.v = {}
+
+    def __call__(self, es):
+        v = self.v.get(es)
+        if v is None:
+            n = (self.arr.size // es) * es
+            v = self.v[es] = self.arr[:n].view(_UT[es])
+        return v
+
+
+def _reg_writer_lanes(b, op, es, signed):
+    """w(idx, vals_uint_es) writes loaded element bits into register ``op`` at lanes idx."""
+    if isinstance(op, Sink) or not isinstance(op, Reg):
+        return None
+    r = b.R[op.index]
+
+    def w(idx, v):
+        if r.dtype == np.bool_:
+            r[idx] = v != 0
+            return
+        if signed and r.dtype.itemsize > es:
+            r[idx] = v.view(_ST[es]).astype(np.int64).astype(r.dtype)
+        else:
+            r[idx] = v.astype(r.dtype)
+    return w
+
+
+def _reg_reader_lanes(b, op, es):
+    """f(idx) -> element bits (uint_es) for store sources."""
+    if isinstance(op, Reg):
+        r = b.R[op.index]
+        ut = _UT[es]
+
+        def f(idx):
+            x = r[idx]
+            if x.dtype == np.bool_:
+                return x.astype(ut)
+            return x.astype(ut) if x.dtype.itemsize != es else x.view(ut) if x.dtype != ut else x
+        return f
+    if isinstance(op, Imm):
+        t = {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[es]
+        v = _imm(op, t, np.dtype(NP_TYPE[t]))
+        return lambda idx: np.full(len(idx), v, dtype=_UT[es])
+    raise ValueError(op)
+
+
+@decoder("ld", "ldu")
+def _d_ld(b, inst):
+    mods = inst.mods
+    space = _space(mods)
+    t = _main_type(inst)
+    es = SIZE[t] if t != "pred" else 1
+    signed = t[0] == "s"
+    ops = inst.operands
+    dsts = _vals_of(ops[0])
+    n = len(dsts)
+    width = es * n
+    af = _addr_fn(b, ops[1], inst)
+    ws = [_reg_writer_lanes(b, d, es, signed) for d in dsts]
+    ar = np.arange(n)
+    if space == "param":
+        pb = np.frombuffer(b.ex.param_bytes, dtype=np.uint8)
+        a = ops[1]
+        if isinstance(a.base, Sym):
+            off = b.ex.param_offset[a.base.name] + a.offset
+            if off + width > len(pb):
+                raise b.fault_decode(inst, "ld.param past the end of the parameters")
+            vals = pb[off:off + width].view(_UT[es]).copy()
+
+            def h(act, full):
+                idx = b.active_idx(act, full)
+                for j, w in enumerate(ws):
+                    if w is not None:
+                        w(idx, np.full(len(idx), vals[j], dtype=_UT[es]))
+            return h
+
+        def h(act, full):
+            idx = b.active_idx(act, full)
+            addrs = af(idx)
+            o = addrs - PARAM_BASE
+            if len(o) and ((o < 0) | (o + width > len(pb))).any():
+                raise _fault(b, inst, "ld.param outside the parameter buffer", lanes=idx, addrs=addrs)
+            ix = o[:, None] + np.arange(width)
+            raw = pb[ix].reshape(len(idx), n, es).copy().view(_UT[es]).reshape(len(idx), n)
+            for j, w in enumerate(ws):
+                if w is not None:
+                    w(idx, raw[:, j])
+        return h
+    if space == "shared":
+        sv = _View(b.smem)
+        S = b.S
+        trace = b.ex.want_trace
+
+        def h(act, full):
+            idx = b.active_idx(act, full)
+            addrs = af(idx)
+            _scheck(b, inst, idx, addrs, width)
+            fl = b.lane_cta[idx] * S + addrs
+            v = sv(es)[(fl // es)[:, None] + ar]
+            for j, w in enumerate(ws):
+                if w is not None:
+                    w(idx, v[:, j])
+            if trace:
+                b.pay = smem_payload(b, idx, addrs, width)
+        return h
+    if space == "local":
+        return _local_access(b, inst, af, es, n, ws, None)
+    # global / generic / const
+    gv = _View(b.ex.mem.data)
+    trace = b.ex.want_trace
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        addrs = af(idx)
+        if space == "generic" and len(addrs) and (addrs < GLOBAL_BASE).any():
+            return _generic(b, inst, idx, addrs, width, es, n, ws, None)
+        _gcheck(b, inst, idx, addrs, width)
+        v = gv(es)[((addrs - GLOBAL_BASE) // es)[:, None] + ar]
+        for j, w in enumerate(ws):
+            if w is not None:
+                w(idx, v[:, j])
+        if trace:
+            b.pay = gmem_payload(b, idx, addrs, width)
+    return h
+
+
+def _generic(b, inst, idx, addrs, width, es, n, ws, rs):
+    """Generic addressing: split lanes between the shared window and global memory."""
+    sh = (addrs >= SHARED_WINDOW) & (addrs < SHARED_WINDOW + (1 << 32))
+    gl = ~sh
+    ar = np.arange(n)
+    if sh.any():
+        i2, a2 = idx[sh], addrs[sh] - SHARED_WINDOW
+        _scheck(b, inst, i2, a2, width)
+        fl = b.lane_cta[i2] * b.S + a2
+        sv = b.smem[: (b.smem.size // es) * es].view(_UT[es])
+        if rs is None:
+            v = sv[(fl // es)[:, None] + ar]
+            for j, w in enumerate(ws):
+                if w is not None:
+                    w(i2, v[:, j])
+        else:
+            for j, r in enumerate(rs):
+                sv[fl // es + j] = r(i2)
+    if gl.any():
+        i2, a2 = idx[gl], addrs[gl]
+        _gcheck(b, inst, i2, a2, width)
+        gv = b.ex.mem.data[: (b.ex.mem.data.size // es) * es].view(_UT[es])
+        if rs is None:
+            v = gv[((a2 - GLOBAL_BASE) // es)[:, None] + ar]
+            for j, w in enumerate(ws):
+                if w is not None:
+                    w(i2, v[:, j])
+        else:
+            for j, r in enumerate(rs):
+                gv[(a2 - GLOBAL_BASE) // es + j] = r(i2)
+        if b.ex.want_trace:
+            b.pay = gmem_payload(b, i2, a2, width)
+
+
+def _local_access(b, inst, af, es, n, ws, rs):
+    LB = b.local_bytes
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        addrs = af(idx)
+        if b.lmem is None or (len(addrs) and ((addrs < 0) | (addrs + es * n > LB)).any()):
+            raise _fault(b, inst, "local memory access out of range", lanes=idx, addrs=addrs)
+        fl = idx * LB + addrs
+        lv = b.lmem[: (b.lmem.size // es) * es].view(_UT[es])
+        if rs is None:
+            v = lv[(fl // es)[:, None] + np.arange(n)]
+            for j, w in enumerate(ws):
+                if w is not None:
+                    w(idx, v[:, j])
+        else:
+            for j, r in enumerate(rs):
+                lv[fl // es + j] = r(idx)
+    return h
+
+
+@decoder("st")
+def _d_st(b, inst):
+    mods = inst.mods
+    space = _space(mods)
+    t = _main_type(inst)
+    es = SIZE[t]
+    ops = inst.operands
+    af = _addr_fn(b, ops[0], inst)
+    srcs = _vals_of(ops[1])
+    n = len(srcs)
+    width = es * n
+    rs = [_reg_reader_lanes(b, s, es) for s in srcs]
+    trace = b.ex.want_trace
+    if space == "shared":
+        S = b.S
+
+        def h(act, full):
+            idx = b.active_idx(act, full)
+            addrs = af(idx)
+            _scheck(b, inst, idx, addrs, width)
+            fl = b.lane_cta[idx] * S + addrs
+            sv = b.smem[: (b.smem.size // es) * es].view(_UT[es])
+            base = fl // es
+            for j, r in enumerate(rs):
+                sv[base + j] = r(idx)
+            if trace:
+                b.pay = smem_payload(b, idx, addrs, width)
+        return h
+    if space == "local":
+        return _local_access(b, inst, af, es, n, None, rs)
+    data = b.ex.mem.data
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        addrs = af(idx)
+        if space == "generic" and len(addrs) and (addrs < GLOBAL_BASE).any():
+            return _generic(b, inst, idx, addrs, width, es, n, None, rs)
+        _gcheck(b, inst, idx, addrs, width)
+        gv = data[: (data.size // es) * es].view(_UT[es])
+        base = (addrs - GLOBAL_BASE) // es
+        for j, r in enumerate(rs):
+            gv[base + j] = r(idx)
+        if trace:
+            b.pay = gmem_payload(b, idx, addrs, width)
+    return h
+
+
+# ------------------------------------------------------------------------------------------------ atomics
+@decoder("atom", "red")
+def _d_atom(b, inst):
+    mods = inst.mods
+    space = _space(mods)
+    t = _main_type(inst)
+    es = SIZE[t]
+    opn = next((m for m in mods if m in ("add", "min", "max", "inc", "dec", "cas", "exch", "and", "or", "xor")), None)
+    if opn is None:
+        raise b.fault_decode(inst, "atomic operation not supported")
+    ops = inst.operands
+    is_red = inst.opcode == "red"
+    k = 0 if is_red else 1
+    wdst = None if is_red else _reg_writer_lanes(b, ops[0], es, False)
+    af = _addr_fn(b, ops[k], inst)
+    rb = _reg_reader_lanes(b, ops[k + 1], es)
+    rc = _reg_reader_lanes(b, ops[k + 2], es) if opn == "cas" else None
+    dt = np.dtype(NP_TYPE[t]) if t not in ("b32", "b64") else np.dtype(_UT[es])
+    trace = b.ex.want_trace
+
+    def apply(old, v, c):
+        if opn == "add":
+            return (old + v).astype(dt)
+        if opn == "min":
+            return np.fmin(old, v) if dt.kind == "f" else np.minimum(old, v)
+        if opn == "max":
+            return np.fmax(old, v) if dt.kind == "f" else np.maximum(old, v)
+        if opn == "exch":
+            return v
+        if opn == "cas":
+            return np.where(old == c, v, old)
+        if opn == "and":
+            return old & v
+        if opn == "or":
+            return old | v
+        if opn == "xor":
+            return old ^ v
+        if opn == "inc":
+            return np.where(old >= v, 0, old + 1).astype(dt)
+        if opn == "dec":
+            return np.where((old == 0) | (old > v), v, old - 1).astype(dt)
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        addrs = af(idx)
+        if space == "shared":
+            _scheck(b, inst, idx, addrs, es)
+            buf = b.smem
+            fl = b.lane_cta[idx] * b.S + addrs
+        else:
+            _gcheck(b, inst, idx, addrs, es)
+            buf = b.ex.mem.data
+            fl = addrs - GLOBAL_BASE
+        view = buf[: (buf.size // es) * es].view(_UT[es]).view(dt)
+        e = fl // es
+        v = rb(idx).view(dt)
+        c = rc(idx).view(dt) if rc is not None else None
+        u, cnt = np.unique(e, return_counts=True)
+        if len(u) == len(e):
+            old = view[e].copy()
+            view[e] = apply(old, v, c)
+        else:                      # serialise lanes that hit the same address (lane order)
+            old = np.empty(len(e), dtype=dt)
+            for i in range(len(e)):
+                o = view[e[i]]
+                old[i] = o
+                view[e[i]] = apply(np.asarray([o], dtype=dt), v[i:i + 1], None if c is None else c[i:i + 1])[0]
+        if wdst is not None:
+            wdst(idx, old.view(_UT[es]))
+        if trace:
+            b.pay = (smem_payload(b, idx, addrs, es) if space == "shared" else gmem_payload(b, idx, addrs, es))
+    return h
+
+
+# ------------------------------------------------------------------------------------------------ cp.async
+@decoder("cp.async")
+def _d_cp_async(b, inst):
+    ops = inst.operands
+    dst_f = _addr_fn(b, ops[0], inst)
+    src_f = _addr_fn(b, ops[1], inst)
+    size = int(ops[2].value)
+    src_size = None
+    ignore = None
+    if len(ops) > 3:
+        o3 = ops[3]
+        if isinstance(o3, Reg) and b.R[o3.index].dtype == np.bool_:
+            ignore = b.R[o3.index]
+        elif isinstance(o3, (Reg, Imm)):
+            if isinstance(o3, Reg) and b.R[o3.index].dtype == np.uint64 and len(ops) == 4:
+                src_size = None       # cache policy operand
+            else:
+                src_size = o3
+    if src_size is not None:
+        ssz = b.R[src_size.index] if isinstance(src_size, Reg) else None
+        ssz_c = int(src_size.value) if isinstance(src_size, Imm) else None
+    S = b.S
+    data = b.ex.mem.data
+    trace = b.ex.want_trace
+    arw = np.arange(size)
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        dst = dst_f(idx)
+        _scheck(b, inst, idx, dst, size)
+        if src_size is None:
+            n = np.full(len(idx), size, dtype=np.int64)
+        elif ssz is not None:
+            n = np.minimum(ssz[idx].astype(np.int64), size)
+        else:
+            n = np.full(len(idx), min(ssz_c, size), dtype=np.int64)
+        if ignore is not None:
+            n = np.where(ignore[idx], 0, n)
+        rd = n > 0
+        fl = b.lane_cta[idx] * S + dst
+        block = np.zeros((len(idx), size), dtype=np.uint8)
+        if rd.any():
+            i2 = idx[rd]
+            src = src_f(i2)
+            n2 = n[rd]
+            full_sz = bool((n2 == size).all())
+            _gcheck(b, inst, i2, src, size if full_sz else 1)
+            if not full_sz:
+                mem = b.ex.mem
+                end_ok = mem.check_range(src + n2 - 1, 1)
+                if not end_ok.all():
+                    k = np.flatnonzero(~end_ok)
+                    raise _fault(b, inst, "cp.async source out of bounds", lanes=i2[k], addrs=src[k])
+            o = src - GLOBAL_BASE
+            if size % 4 == 0 and full_sz and not (o % 4).any():
+                gv = data[: (data.size // 4) * 4].view(np.uint32)
+                vals = gv[(o // 4)[:, None] + np.arange(size // 4)].view(np.uint8).reshape(len(i2), size)
+            else:
+                ix = np.minimum(o[:, None] + arw, o[:, None] + np.maximum(n2[:, None] - 1, 0))
+                vals = data[ix]
+                vals = np.where(arw[None, :] < n2[:, None], vals, 0).astype(np.uint8)
+            block[rd] = vals
+            if trace:
+                b.pay = gmem_payload(b, i2, src, size, nbytes=n2.astype(np.float64))
+        elif trace:
+            b.pay = np.zeros((b.W, 4), dtype=np.int64)
+        if size % 4 == 0 and not (fl % 4).any():
+            sv = b.smem[: (b.smem.size // 4) * 4].view(np.uint32)
+            sv[(fl // 4)[:, None] + np.arange(size // 4)] = block.view(np.uint32).reshape(len(idx), size // 4)
+        else:
+            b.smem[fl[:, None] + arw] = block
+    return h
+
+
+def _wait_payload(b, inst):
+    ops = inst.operands
+    n = int(ops[0].value) if ops and isinstance(ops[0], Imm) else 0
+    pay = np.zeros((b.W, 4), dtype=np.int64)
+    pay[:, 0] = n
+
+    def h(act, full):
+        b.pay = pay
+    return h
+
+
+@decoder("cp.async.commit_group", "cp.async.bulk.commit_group", "wgmma.fence", "wgmma.commit_group")
+def _d_commit(b, inst):
+    return None
+
+
+@decoder("cp.async.wait_group", "cp.async.wait_all", "cp.async.bulk.wait_group", "wgmma.wait_group")
+def _d_wait(b, inst):
+    return _wait_payload(b, inst)
+
+
+# ------------------------------------------------------------------------------------------------ warp collectives
+@decoder("shfl.sync", "shfl")
+def _d_shfl(b, inst):
+    mode = next(m for m in inst.mods if m in ("idx", "up", "down", "bfly"))
+    ops = inst.operands
+    dst = ops[0]
+    wp = None
+    if isinstance(dst, Pair):
+        wd = b.writer(dst.first, "b32", inst)
+        wp = b.writer(dst.second, "pred", inst)
+    else:
+        wd = b.writer(dst, "b32", inst)
+    a = b.val(ops[1], "b32", inst)
+    bb = b.val(ops[2], "b32", inst)
+    cc = b.val(ops[3], "b32", inst)
+    L = b.L
+    lane = np.arange(L, dtype=np.int64) & 31
+    base = np.arange(L, dtype=np.int64) - lane
+    const = None
+    if type(bb) is not _Lazy and type(cc) is not _Lazy and not isinstance(bb, np.ndarray) and not isinstance(cc, np.ndarray):
+        const = _shfl_src(mode, lane, int(bb), int(cc), base)
+
+    def h(act, full):
+        if const is not None:
+            src, pval = const
+        else:
+            src, pval = _shfl_src(mode, lane, np.asarray(_get(bb)).astype(np.int64),
+                                  np.asarray(_get(cc)).astype(np.int64), base)
+        x = np.asarray(_get(a))
+        wd(x[src], act, full)
+        if wp is not None:
+            wp(pval, act, full)
+    return h
+
+
+def _shfl_src(mode, lane, bval, c, base):
+    bval = bval & 31
+    cval = c & 31
+    seg = (c >> 8) & 31
+    maxl = (lane & seg) | (cval & ~seg)
+    minl = lane & seg
+    if mode == "up":
+        j = lane - bval
+        p = j >= maxl
+    elif mode == "down":
+        j = lane + bval
+        p = j <= maxl
+    elif mode == "bfly":
+        j = lane ^ bval
+        p = j <= maxl
+    else:
+        j = minl | (bval & ~seg)
+        p = j <= maxl
+    j = np.where(p, j, lane)
+    return base + j, p
+
+
+@decoder("vote.sync", "vote")
+def _d_vote(b, inst):
+    mode = next(m for m in inst.mods if m in ("all", "any", "uni", "ballot"))
+    ops = inst.operands
+    w = b.writer(ops[0], "b32" if mode == "ballot" else "pred", inst)
+    p = b.val(ops[1], "pred", inst)
+    W = b.W
+    weights = (np.uint64(1) << np.arange(32, dtype=np.uint64))
+
+    def h(act, full):
+        pv = np.asarray(_get(p), dtype=bool) & act
+        a2 = act.reshape(W, 32)
+        p2 = pv.reshape(W, 32)
+        if mode == "ballot":
+            r = (p2.astype(np.uint64) * weights).sum(axis=1).astype(np.uint32)
+        elif mode == "all":
+            r = (p2 | ~a2).all(axis=1)
+        elif mode == "any":
+            r = p2.any(axis=1)
+        else:
+            r = (p2 == a2).all(axis=1) | (~p2 | ~a2).all(axis=1)
+        w(np.repeat(r, 32), act, full)
+    return h
+
+
+@decoder("elect.sync")
+def _d_elect(b, inst):
+    ops = inst.operands
+    dst = ops[0]
+    wr = wp = None
+    if isinstance(dst, Pair):
+        wr = b.writer(dst.first, "b32", inst)
+        wp = b.writer(dst.second, "pred", inst)
+    elif isinstance(dst, Reg) and b.R[dst.index].dtype == np.bool_:
+        wp = b.writer(dst, "pred", inst)
+    else:
+        wr = b.writer(dst, "b32", inst)
+    mv = b.val(ops[1], "b32", inst)
+    W = b.W
+    lanes = np.arange(32)
+
+    def h(act, full):
+        m = np.asarray(_get(mv)).astype(np.uint64)
+        bits = ((m >> np.arange(32, dtype=np.uint64)) & np.uint64(1)).astype(bool) if m.ndim == 0 else \
+            ((m.reshape(W, 32)[:, :1] >> np.arange(32, dtype=np.uint64)) & np.uint64(1)).astype(bool).reshape(-1)
+        e = act & np.tile(bits, W) if m.ndim == 0 else act & bits
+        e2 = e.reshape(W, 32)
+        leader = np.where(e2.any(axis=1), e2.argmax(axis=1), 0)
+        if wp is not None:
+            wp(np.repeat(leader, 32) == np.tile(lanes, W), act, full)
+        if wr is not None:
+            wr(np.repeat(leader, 32).astype(np.uint32), act, full)
+    return h
+
+
+@decoder("redux.sync")
+def _d_redux(b, inst):
+    opn = next(m for m in inst.mods if m in ("add", "min", "max", "and", "or", "xor"))
+    t = _main_type(inst)
+    ops = inst.operands
+    w = b.writer(ops[0], t, inst)
+    a = b.val(ops[1], t, inst)
+    W = b.W
+    dt = np.dtype(NP_TYPE[t])
+
+    def h(act, full):
+        x = np.asarray(_get(a)).astype(dt).reshape(W, 32)
+        m = act.reshape(W, 32)
+        if opn == "add":
+            r = np.where(m, x, 0).sum(axis=1, dtype=dt)
+        elif opn == "min":
+            r = np.where(m, x, np.iinfo(dt).max).min(axis=1)
+        elif opn == "max":
+            r = np.where(m, x, np.iinfo(dt).min).max(axis=1)
+        elif opn == "and":
+            r = np.bitwise_and.reduce(np.where(m, x, dt.type(-1) if dt.kind == "i" else np.iinfo(dt).max), axis=1)
+        elif opn == "or":
+            r = np.bitwise_or.reduce(np.where(m, x, 0), axis=1)
+        else:
+            r = np.bitwise_xor.reduce(np.where(m, x, 0), axis=1)
+        w(np.repeat(r.astype(dt), 32), act, full)
+    return h
+
+
+# ------------------------------------------------------------------------------------------------ mbarrier
+def _mbar_state(b, addr):
+    st = b.mbar.get(addr)
+    if st is None:
+        C = b.C
+        st = b.mbar[addr] = {"exp": np.zeros(C, np.int64), "pend": np.zeros(C, np.int64),
+                             "phase": np.zeros(C, np.int64), "tx": np.zeros(C, np.int64),
+                             "init": np.zeros(C, bool)}
+    return st
+
+
+def _mbar_addr_fn(b, op, inst):
+    af = _addr_fn(b, op, inst)
+
+    def f(idx):
+        a = af(idx)
+        g = a >= SHARED_WINDOW
+        if g.any():
+            a = np.where(g, a - SHARED_WINDOW, a)
+        return a
+    return f
+
+
+def _mbar_complete(st, ctas):
+    ctas = np.unique(ctas)
+    done = ctas[(st["pend"][ctas] <= 0) & (st["tx"][ctas] == 0) & st["init"][ctas]]
+    if len(done):
+        st["phase"][done] += 1
+        st["pend"][done] = st["exp"][done]
+
+
+def _key(b, idx, addrs):
+    return (b.ctas[b.lane_cta[idx]] << 32) | addrs
+
+
+def mbar_complete_tx(b, cta_slots, addrs, nbytes):
+    for a in np.unique(addrs):
+        sel = addrs == a
+        st = _mbar_state(b, int(a))
+        np.subtract.at(st["tx"], cta_slots[sel], nbytes[sel])
+        _mbar_complete(st, cta_slots[sel])
+
+
+@decoder("mbarrier.init")
+def _d_mbar_init(b, inst):
+    ops = inst.operands
+    af = _mbar_addr_fn(b, ops[0], inst)
+    cnt = b.val(ops[1], "u32", inst)
+    trace = b.ex.want_trace
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        if not len(idx):
+            if trace:
+                b.pay = np.zeros((b.W, 4), np.int64)
+            return
+        addrs = af(idx)
+        _scheck(b, inst, idx, addrs, 8)
+        c = np.asarray(_get(cnt))
+        c = np.broadcast_to(c, (b.L,))[idx].astype(np.int64) if c.ndim else np.full(len(idx), int(c))
+        slots = b.lane_cta[idx]
+        for a in np.unique(addrs):
+            sel = addrs == a
+            st = _mbar_state(b, int(a))
+            s = slots[sel]
+            st["exp"][s] = c[sel]
+            st["pend"][s] = c[sel]
+            st["phase"][s] = 0
+            st["tx"][s] = 0
+            st["init"][s] = True
+        if trace:
+            pay = np.zeros((b.W, 4), np.int64)
+            pay[:, 0] = b.warp_first(idx, c)
+            pay[:, 1] = b.warp_first(idx, _key(b, idx, addrs))
+            b.pay = pay
+    return h
+
+
+@decoder("mbarrier.inval")
+def _d_mbar_inval(b, inst):
+    ops = inst.operands
+    af = _mbar_addr_fn(b, ops[0], inst)
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        addrs = af(idx)
+        slots = b.lane_cta[idx]
+        for a in np.unique(addrs):
+            st = b.mbar.get(int(a))
+            if st is not None:
+                st["init"][slots[addrs == a]] = False
+    return h
+
+
+@decoder("mbarrier.arrive", "mbarrier.arrive_drop", "cp.async.mbarrier.arrive", "mbarrier.expect_tx",
+         "mbarrier.complete_tx")
+def _d_mbar_arrive(b, inst):
+    ops = inst.operands
+    op = inst.opcode
+    mods = inst.mods
+    expect = "expect_tx" in mods or op == "mbarrier.expect_tx"
+    if op in ("cp.async.mbarrier.arrive", "mbarrier.expect_tx", "mbarrier.complete_tx"):
+        wst = None
+        aop = ops[0]
+        rest = ops[1:]
+    else:
+        wst = b.writer(ops[0], "b64", inst) if not isinstance(ops[0], Sink) else None
+        aop = ops[1]
+        rest = ops[2:]
+    af = _mbar_addr_fn(b, aop, inst)
+    extra = b.val(rest[0], "u32", inst) if rest else None
+    arrives = op in ("mbarrier.arrive", "mbarrier.arrive_drop") or (op == "cp.async.mbarrier.arrive" and "noinc" in mods)
+    drop = op == "mbarrier.arrive_drop"
+    trace = b.ex.want_trace
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        if not len(idx):
+            if trace:
+                b.pay = np.zeros((b.W, 4), np.int64)
+            return
+        addrs = af(idx)
+        slots = b.lane_cta[idx]
+        x = None
+        if extra is not None:
+            e = np.asarray(_get(extra))
+            x = (e[idx] if e.ndim else np.full(len(idx), int(e))).astype(np.int64)
+        token = np.zeros(len(idx), np.int64)
+        for a in np.unique(addrs):
+            sel = addrs == a
+            st = _mbar_state(b, int(a))
+            s = slots[sel]
+            token[sel] = st["phase"][s]
+            if op == "mbarrier.complete_tx":
+                np.subtract.at(st["tx"], s, x[sel])
+            elif expect:
+                np.add.at(st["tx"], s, x[sel])
+            if arrives:
+                cnt = x[sel] if (x is not None and not expect) else np.ones(int(sel.sum()), np.int64)
+                np.subtract.at(st["pend"], s, cnt)
+                if drop:
+                    np.subtract.at(st["exp"], s, 1)
+            _mbar_complete(st, s)
+        if wst is not None:
+            buf = np.zeros(b.L, np.uint64)
+            buf[idx] = token.astype(np.uint64)
+            m = np.zeros(b.L, bool)
+            m[idx] = True
+            wst(buf, m, False)
+        if trace:
+            pay = np.zeros((b.W, 4), np.int64)
+            wi = idx >> 5
+            if expect and x is not None:
+                pay[:, 0] = np.bincount(wi, weights=x, minlength=b.W)[:b.W].astype(np.int64)
+            pay[:, 1] = b.warp_first(idx, _key(b, idx, addrs))
+            pay[:, 2] = np.bincount(wi, minlength=b.W)[:b.W] if arrives else 0
+            b.pay = pay
+    return h
+
+
+@decoder("mbarrier.try_wait", "mbarrier.test_wait")
+def _d_mbar_wait(b, inst):
+    ops = inst.operands
+    parity = "parity" in inst.mods
+    wp = b.writer(ops[0], "pred", inst)
+    af = _mbar_addr_fn(b, ops[1], inst)
+    ph = b.val(ops[2], "b64" if not parity else "b32", inst)
+    hint = int(ops[3].value) if len(ops) > 3 and isinstance(ops[3], Imm) else -1
+    trace = b.ex.want_trace
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        addrs = af(idx)
+        slots = b.lane_cta[idx]
+        pv = np.asarray(_get(ph))
+        p = (pv[idx] if pv.ndim else np.full(len(idx), int(pv))).astype(np.int64)
+        done = np.zeros(len(idx), np.int64)
+        for a in np.unique(addrs):
+            sel = addrs == a
+            st = _mbar_state(b, int(a))
+            done[sel] = st["phase"][slots[sel]]
+        if parity:
+            p = p & 1
+            awaited = np.where((done & 1) == p, done, done - 1)
+        else:
+            awaited = p
+        ok = done > awaited
+        res = np.zeros(b.L, bool)
+        res[idx] = ok
+        wp(res, act, full)
+        if not ok.all():
+            b.wait_failed = True
+        if trace:
+            pay = np.zeros((b.W, 4), np.int64)
+            pay[:, 0] = b.warp_first(idx, awaited)
+            pay[:, 1] = b.warp_first(idx, _key(b, idx, addrs))
+            pay[:, 2] = hint
+            okw = np.ones(b.W, bool)
+            if len(idx):
+                np.logical_and.at(okw, idx >> 5, ok)
+            pay[:, 3] = okw
+            b.pay = pay
+    return h
+
+
+@decoder("mbarrier.pending_count")
+def _d_mbar_pending(b, inst):
+    raise b.fault_decode(inst, "mbarrier.pending_count is not supported")
+
+
+# ------------------------------------------------------------------------------------------------ TMA / bulk copies
+class _TmapAdapter:
+    """memory.TensorMap lists a stride for every dim (strides_bytes[0] == elem_bytes); tma_ops expects the
+    CUtensorMap convention (strides of dims >= 1 only). Adapt without copying the other fields."""
+
+    def __init__(self, tm):
+        self._tm = tm
+        self.strides_bytes = tuple(tm.strides_bytes[1:])
+
+    def __getattr__(self, k):
+        return getattr(self._tm, k)
+
+
+def _adapt_tmap(tm):
+    if len(tm.strides_bytes) == len(tm.dims) and len(tm.dims) >= 1:
+        return _TmapAdapter(tm)
+    return tm
+
+
+def _tmap_of(b, addr, inst, idx):
+    try:
+        return _adapt_tmap(b.ex.mem.tensormap_from_param(int(addr)))
+    except ValueError as e:
+        raise _fault(b, inst, f"tensor-map operand is not a tensormap: {e}", lanes=idx[:1],
+                     addrs=np.array([addr]), hint="the param-space address of a .param .b8 tmap[128]") from None
+
+
+@decoder("cp.async.bulk.tensor")
+def _d_tma(b, inst):
+    mods = inst.mods
+    if inst.kind == Kind.TMA_STORE:
+        return _tma_store(b, inst)
+    if "tile" not in mods and any(m in mods for m in ("im2col", "im2col_no_offs", "tile::gather4")):
+        raise b.fault_decode(inst, "only tiled cp.async.bulk.tensor is supported")
+    ops = inst.operands
+    dst_f = _addr_fn(b, ops[0], inst)
+    t = ops[1]
+    if not isinstance(t, Addr) or not t.coords:
+        raise b.fault_decode(inst, "expected [tensorMap, {coords}]")
+    tm_reg = b.R[t.base.index] if isinstance(t.base, Reg) else None
+    tm_const = b.sym_addr(t.base, inst) if isinstance(t.base, Sym) else None
+    coord_vals = [b.val(c, "s32", inst) for c in t.coords]
+    mb_f = _mbar_addr_fn(b, ops[2], inst) if len(ops) > 2 and isinstance(ops[2], Addr) else None
+    trace = b.ex.want_trace
+    S = b.S
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        pay = np.zeros((b.W, 4), np.int64) if trace else None
+        if len(idx) == 0:
+            b.pay = pay
+            return
+        dst = dst_f(idx)
+        tms = tm_reg[idx].astype(np.int64) if tm_reg is not None else np.full(len(idx), tm_const, np.int64)
+        coords = np.stack([np.broadcast_to(np.asarray(_get(c)), (b.L,))[idx].astype(np.int64)
+                           if np.ndim(_get(c)) else np.full(len(idx), int(_get(c)), np.int64)
+                           for c in coord_vals], axis=1)
+        slots = b.lane_cta[idx]
+        mba = mb_f(idx) if mb_f is not None else None
+        for tv in np.unique(tms):
+            sel = tms == tv
+            tm = _tmap_of(b, tv, inst, idx[sel])
+            i2 = idx[sel]
+            d2 = dst[sel]
+            _scheck(b, inst, i2, d2, tm.box_bytes)
+            images, inb, sectors, opi = tma_ops.tma_load(b.ex.mem.data, GLOBAL_BASE, tm, coords[sel],
+                                                        smem_addrs=d2, with_op_index=True)
+            fl = slots[sel] * S + d2
+            nb = tm.box_bytes
+            if nb % 16 == 0 and not (fl % 16).any():
+                sv = b.smem[: (b.smem.size // 16) * 16].view(np.uint64)
+                sv[(fl // 8)[:, None] + np.arange(nb // 8)] = images.view(np.uint64).reshape(len(i2), nb // 8)
+            else:
+                b.smem[fl[:, None] + np.arange(nb)] = images
+            if mba is not None:
+                mbar_complete_tx(b, slots[sel], mba[sel], np.full(len(i2), nb, np.int64))
+            if trace:
+                newb = np.zeros(len(i2), np.int64)
+                touched = b.ex.touched
+                if touched is not None and len(sectors):
+                    so = sectors - (GLOBAL_BASE >> 5)
+                    us, first = np.unique(so, return_index=True)
+                    new = ~touched[us]
+                    newb = np.bincount(opi[first[new]], minlength=len(i2)).astype(np.int64) * 32
+                    touched[us[new]] = True
+                wi = i2 >> 5
+                np.add.at(pay[:, 0], wi, nb)
+                np.add.at(pay[:, 2], wi, newb)
+                np.add.at(pay[:, 3], wi, inb)
+                if mba is not None:
+                    pay[wi, 1] = _key(b, i2, mba[sel])
+                else:
+                    pay[wi, 1] = -1
+        b.pay = pay
+    return h
+
+
+def _tma_store(b, inst):
+    ops = inst.operands
+    t = ops[0]
+    tm_reg = b.R[t.base.index] if isinstance(t.base, Reg) else None
+    tm_const = b.sym_addr(t.base, inst) if isinstance(t.base, Sym) else None
+    coord_vals = [b.val(c, "s32", inst) for c in t.coords]
+    src_f = _addr_fn(b, ops[1], inst)
+    trace = b.ex.want_trace
+    S = b.S
+    if "add" in inst.mods or inst.opcode == "cp.reduce.async.bulk":
+        raise b.fault_decode(inst, "bulk tensor reductions are not supported")
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        pay = np.zeros((b.W, 4), np.int64) if trace else None
+        if len(idx) == 0:
+            b.pay = pay
+            return
+        src = src_f(idx)
+        tms = tm_reg[idx].astype(np.int64) if tm_reg is not None else np.full(len(idx), tm_const, np.int64)
+        coords = np.stack([np.broadcast_to(np.asarray(_get(c)), (b.L,))[idx].astype(np.int64)
+                           if np.ndim(_get(c)) else np.full(len(idx), int(_get(c)), np.int64)
+                           for c in coord_vals], axis=1)
+        slots = b.lane_cta[idx]
+        for tv in np.unique(tms):
+            sel = tms == tv
+            tm = _tmap_of(b, tv, inst, idx[sel])
+            i2 = idx[sel]
+            s2 = src[sel]
+            nb = tm.box_bytes
+            _scheck(b, inst, i2, s2, nb)
+            fl = slots[sel] * S + s2
+            images = b.smem[fl[:, None] + np.arange(nb)]
+            inb, sectors = tma_ops.tma_store(b.ex.mem.data, GLOBAL_BASE, tm, coords[sel], images, smem_addrs=s2)
+            if b.ex.touched is not None and len(sectors):
+                b.ex.touched[sectors - (GLOBAL_BASE >> 5)] = True
+            if trace:
+                wi = i2 >> 5
+                np.add.at(pay[:, 0], wi, nb)
+                pay[wi, 1] = -1
+                np.add.at(pay[:, 3], wi, inb)
+        b.pay = pay
+    return h
+
+
+@decoder("cp.async.bulk")
+def _d_bulk(b, inst):
+    ops = inst.operands
+    store = inst.kind == Kind.TMA_STORE
+    dst_f = _addr_fn(b, ops[0], inst)
+    src_f = _addr_fn(b, ops[1], inst)
+    size = b.val(ops[2], "u32", inst)
+    mb_f = _mbar_addr_fn(b, ops[3], inst) if len(ops) > 3 and isinstance(ops[3], Addr) else None
+    trace = b.ex.want_trace
+    S = b.S
+    if not store and "global" not in inst.mods:
+        raise b.fault_decode(inst, "only global<->shared cp.async.bulk is supported")
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        pay = np.zeros((b.W, 4), np.int64) if trace else None
+        sz = np.asarray(_get(size))
+        n = (sz[idx] if sz.ndim else np.full(len(idx), int(sz))).astype(np.int64)
+        dst = dst_f(idx)
+        src = src_f(idx)
+        slots = b.lane_cta[idx]
+        data = b.ex.mem.data
+        for k in range(len(idx)):
+            nb = int(n[k])
+            if store:
+                _scheck(b, inst, idx[k:k + 1], src[k:k + 1], nb)
+                _gcheck(b, inst, idx[k:k + 1], dst[k:k + 1], nb)
+                o = int(dst[k]) - GLOBAL_BASE
+                s = int(slots[k]) * S + int(src[k])
+                data[o:o + nb] = b.smem[s:s + nb]
+            else:
+                _scheck(b, inst, idx[k:k + 1], dst[k:k + 1], nb)
+                _gcheck(b, inst, idx[k:k + 1], src[k:k + 1], nb)
+                o = int(src[k]) - GLOBAL_BASE
+                s = int(slots[k]) * S + int(dst[k])
+                b.smem[s:s + nb] = data[o:o + nb]
+            if trace:
+                w = int(idx[k]) >> 5
+                pay[w, 0] += nb
+                pay[w, 3] += nb
+                ga = int(dst[k] if store else src[k]) - GLOBAL_BASE
+                if b.ex.touched is not None:
+                    sl = slice(ga >> 5, (ga + nb + 31) >> 5)
+                    if not store:
+                        pay[w, 2] += int((~b.ex.touched[sl]).sum()) * 32
+                    b.ex.touched[sl] = True
+                pay[w, 1] = -1
+        if mb_f is not None and not store and len(idx):
+            mba = mb_f(idx)
+            mbar_complete_tx(b, slots, mba, n)
+            if trace:
+                pay[idx >> 5, 1] = _key(b, idx, mba)
+        b.pay = pay
+    return h
+
+
+# ------------------------------------------------------------------------------------------------ tensor core
+def _warps(b, act, full):
+    idx = b.active_idx(act, full)
+    return np.unique(idx >> 5)
+
+
+def _lanes_of(warps):
+    return (warps[:, None] * 32 + np.arange(32)).reshape(-1)
+
+
+def _regs_u32(b, items):
+    return [b.R[x.index] if isinstance(x, Reg) else None for x in items]
+
+
+@decoder("ldmatrix")
+def _d_ldmatrix(b, inst):
+    mods = inst.mods
+    num = 4 if "x4" in mods else 2 if "x2" in mods else 1
+    trans = "trans" in mods
+    if "b16" not in mods:
+        raise b.fault_decode(inst, "only ldmatrix .m8n8 .b16 is supported")
+    ops = inst.operands
+    dregs = _regs_u32(b, _vals_of(ops[0]))
+    af = _addr_fn(b, ops[1], inst)
+    trace = b.ex.want_trace
+
+    def h(act, full):
+        warps = _warps(b, act, full)
+        lanes = _lanes_of(warps)
+        addrs = af(lanes)
+        cta = warps // b.wpc
+        try:
+            v = tensor_ops.ldmatrix(b.smem[: b.C * b.S].reshape(b.C, b.S), cta, addrs.reshape(-1, 32), num, trans)
+        except SimulationError as e:
+            raise _fault(b, inst, e.message, lanes=lanes[:1], hint=e.hint) from None
+        for j, r in enumerate(dregs):
+            if r is not None:
+                r[lanes] = v[:, :, j].reshape(-1)
+        if trace:
+            sl = (lanes & 31) < 8 * num
+            b.pay = smem_payload(b, lanes[sl], addrs[sl], 16)
+            b.pay[:, 2] = np.bincount(lanes >> 5, minlength=b.W)[:b.W] * 4 * num
+    return h
+
+
+@decoder("stmatrix")
+def _d_stmatrix(b, inst):
+    mods = inst.mods
+    num = 4 if "x4" in mods else 2 if "x2" in mods else 1
+    trans = "trans" in mods
+    ops = inst.operands
+    af = _addr_fn(b, ops[0], inst)
+    sregs = _regs_u32(b, _vals_of(ops[1]))
+    trace = b.ex.want_trace
+
+    def h(act, full):
+        warps = _warps(b, act, full)
+        lanes = _lanes_of(warps)
+        addrs = af(lanes)
+        cta = warps // b.wpc
+        vals = np.stack([r[lanes].reshape(-1, 32) for r in sregs], axis=2)
+        sm = b.smem[: b.C * b.S].reshape(b.C, b.S)
+        try:
+            tensor_ops.stmatrix(sm, cta, addrs.reshape(-1, 32), vals, trans)
+        except SimulationError as e:
+            raise _fault(b, inst, e.message, lanes=lanes[:1], hint=e.hint) from None
+        if trace:
+            sl = (lanes & 31) < 8 * num
+            b.pay = smem_payload(b, lanes[sl], addrs[sl], 16)
+            b.pay[:, 2] = np.bincount(lanes >> 5, minlength=b.W)[:b.W] * 4 * num
+    return h
+
+
+@decoder("mma")
+def _d_mma(b, inst):
+    mods = inst.mods
+    shape = next(m for m in mods if m.startswith("m") and "n" in m and "k" in m)
+    lay = [m for m in mods if m in ("row", "col")]
+    ts = [m for m in mods if m in ("f16", "bf16", "f32", "tf32", "s8", "u8", "s32", "e4m3", "e5m2", "f64")]
+    if len(ts) == 4:
+        dtype, atype, btype, ctype = ts
+    elif len(ts) == 2:
+        dtype, atype = ts
+        btype, ctype = atype, dtype
+    else:
+        raise b.fault_decode(inst, "unsupported mma type combination")
+    ops = inst.operands
+    dregs = _regs_u32(b, _vals_of(ops[0]))
+    aregs = _regs_u32(b, _vals_of(ops[1]))
+    bregs = _regs_u32(b, _vals_of(ops[2]))
+    cops = _vals_of(ops[3])
+    cregs = _regs_u32(b, cops)
+    m_, rest = shape[1:].split("n")
+    n_, k_ = rest.split("k")
+    flops = 2 * int(m_) * int(n_) * int(k_)
+    pay = np.zeros((b.W, 4), np.int64)
+    trace = b.ex.want_trace
+    compute = b.ex.compute_values
+    sat = "satfinite" in mods
+
+    def h(act, full):
+        warps = _warps(b, act, full)
+        if compute and len(warps):
+            lanes = _lanes_of(warps)
+            A = np.stack([r[lanes].reshape(-1, 32) for r in aregs], axis=2).astype(np.uint32)
+            B = np.stack([r[lanes].reshape(-1, 32) for r in bregs], axis=2).astype(np.uint32)
+            Cv = np.stack([(r[lanes] if r is not None else np.zeros(len(lanes), np.uint32)).reshape(-1, 32)
+                           for r in cregs], axis=2).astype(np.uint32)
+            D = tensor_ops.mma_sync(A, B, Cv, shape, atype, ctype, lay[0] if lay else "row",
+                                    lay[1] if len(lay) > 1 else "col", btype=btype, dtype=dtype, satfinite=sat)
+            for j, r in enumerate(dregs):
+                r[lanes] = D[:, :, j].reshape(-1)
+        if trace:
+            p = pay.copy()
+            p[warps, 0] = flops
+            b.pay = p
+    return h
+
+
+@decoder("wgmma.mma_async")
+def _d_wgmma(b, inst):
+    mods = inst.mods
+    shape = next(m for m in mods if m.startswith("m64n"))
+    n = int(shape[4:].split("k")[0])
+    k = int(shape.split("k")[1])
+    ts = [m for m in mods if m in ("f16", "bf16", "f32", "tf32", "s8", "u8", "s32", "e4m3", "e5m2", "b1")]
+    dtype, atype = ts[0], ts[1]
+    btype = ts[2] if len(ts) > 2 else atype
+    ops = inst.operands
+    dregs = _regs_u32(b, _vals_of(ops[0]))
+    a_regs = None
+    a_desc = None
+    if isinstance(ops[1], Vec):
+        a_regs = _regs_u32(b, ops[1].items)
+    else:
+        a_desc = b.R[ops[1].index]
+    b_desc = b.R[ops[2].index]
+    rest = ops[3:]
+    sd = rest[0] if rest else Imm(1, "1")
+    imms = [int(x.value) for x in rest[1:]]
+    isa = imms[0] if imms else 1
+    isb = imms[1] if len(imms) > 1 else 1
+    tna = imms[2] if (a_desc is not None and len(imms) > 2) else 0
+    tnb = imms[3] if (a_desc is not None and len(imms) > 3) else (imms[2] if a_regs is not None and len(imms) > 2 else 0)
+    sd_reg = b.R[sd.index] if isinstance(sd, Reg) else None
+    sd_c = bool(int(sd.value)) if isinstance(sd, Imm) else True
+    ebits = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8}[atype]
+    a_bytes = 0 if a_regs is not None else 64 * k * ebits // 8
+    b_bytes = n * k * ebits // 8
+    pay_row = np.array([2 * 64 * n * k // 4, (a_bytes + b_bytes) // 4, n, 1 if a_regs is not None else 0])
+    trace = b.ex.want_trace
+    compute = b.ex.compute_values
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        wgs = np.unique(idx >> 7)
+        if compute and len(wgs):
+            lanes = (wgs[:, None] * 128 + np.arange(128)).reshape(-1)
+            first = wgs * 128
+            D = np.stack([r[lanes].reshape(-1, 128) for r in dregs], axis=2).astype(np.uint32)
+            cta = (wgs * 4) // b.wpc
+            sdv = sd_reg[first] if sd_reg is not None else sd_c
+            kw = dict(smem=b.smem[: b.C * b.S].reshape(b.C, b.S), cta=cta, b_desc=b_desc[first], m=64, n=n, k=k,
+                      atype=atype, btype=btype, dtype=dtype, scale_d=sdv, imm_scale_a=isa, imm_scale_b=isb,
+                      tnsp_a=tna, tnsp_b=tnb)
+            if a_regs is not None:
+                kw["a_regs"] = np.stack([r[lanes].reshape(-1, 128) for r in a_regs], axis=2).astype(np.uint32)
+            else:
+                kw["a_desc"] = a_desc[first]
+            try:
+                out = tensor_ops.wgmma(D, **kw)
+            except SimulationError as e:
+                raise _fault(b, inst, e.message, lanes=first[:1], hint=e.hint) from None
+            for j, r in enumerate(dregs):
+                r[lanes] = out[:, :, j].reshape(-1)
+        if trace:
+            p = np.zeros((b.W, 4), np.int64)
+            ws = np.unique(idx >> 5)
+            p[ws] = pay_row
+            b.pay = p
+    return h

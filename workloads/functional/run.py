@@ -1,0 +1,270 @@
+"""run_functional: batches of CTAs through the SIMT machine, scheduler (min-PC-first thread groups), trace."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.errors import PTXError, RecordError, SimulationError
+from ..ptx.isa import Kind
+from ..ptx.model import Label
+from .executor import Batch
+from .trace import BatchTrace, KernelTrace
+
+
+@dataclass
+class FunctionalResult:
+    outputs: dict
+    trace: KernelTrace | None
+    dynamic_warp_instructions: int
+    steps: int = 0
+    wall_seconds: float = 0.0
+    memory: object = None
+
+
+class _Exec:
+    """Launch-wide state shared by all batches."""
+
+    def __init__(self, record, program, mem, *, want_trace, compute_values, clock_oracle, sm_of_cta, max_steps,
+                 exact_fma=True):
+        self.record = record
+        self.program = program
+        self.mem = mem
+        self.want_trace = want_trace
+        self.compute_values = compute_values
+        self.clock_oracle = clock_oracle
+        self.sm_of_cta = sm_of_cta
+        self.max_steps = max_steps
+        self.exact_fma = exact_fma
+        self.grid = tuple(record.grid)
+        self.block = tuple(record.block)
+        self.tpc = int(np.prod(self.block))
+        self.wpc = (self.tpc + 31) // 32
+        smem = program.dynamic_smem_offset + int(record.shared_bytes or 0)
+        smem = max(smem, program.static_shared_bytes)
+        self.smem_bytes = max(16, (smem + 127) // 128 * 128)
+        lv = getattr(program, "local_vars", {}) or {}
+        self.local_offsets = {}
+        off = 0
+        for name, v in lv.items():
+            off = (off + v.align - 1) // v.align * v.align
+            self.local_offsets[name] = off
+            off += v.size
+        self.local_bytes = (off + 15) // 16 * 16
+        self.param_bytes = mem.param_bytes()
+        self.param_offset = {}
+        self.param_addr = {}
+        if len(program.params) != len(record.params):
+            raise RecordError(f"record has {len(record.params)} params, the PTX entry {program.name} has "
+                              f"{len(program.params)}", location=str(getattr(record, "name", "record")),
+                              hint="one params entry per .param of the entry")
+        for i, p in enumerate(program.params):
+            self.param_offset[p.name] = mem.param_offsets[i]
+            self.param_addr[p.name] = mem.param_addr(i)
+        self.global_addr = {}
+        self.touched = np.zeros(mem.size // 32 + 1, dtype=bool) if want_trace else None
+        self.batches = []
+
+    def new_batch_trace(self, ctas):
+        if not self.want_trace:
+            return None
+        bt = BatchTrace(ctas, self.wpc)
+        self.batches.append(bt)
+        return bt
+
+
+def run_functional(record, program=None, *, want_trace=True, compute_values=True, clock_oracle=None,
+                   max_steps=None, sm_of_cta=None, memory=None, seed=0, max_lanes=1 << 16,
+                   exact_fma=True) -> FunctionalResult:
+    """Execute ``program`` (default ``record.program()``) for the whole grid of ``record``.
+
+    ``memory``: a prepared :class:`~warpgraph.workloads.memory.DeviceMemory` (default: built from the record
+    with ``seed``). Returns outputs (every buffer), the trace and the dynamic warp-instruction count."""
+    import time
+
+    from ..memory import DeviceMemory
+    t0 = time.perf_counter()
+    if program is None:
+        program = record.program()
+    mem = memory if memory is not None else DeviceMemory.from_record(record, seed, init_values=True)
+    ex = _Exec(record, program, mem, want_trace=want_trace, compute_values=compute_values,
+               clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma)
+    n_ctas = int(np.prod(ex.grid))
+    lpc = ex.wpc * 32
+    per = max(1, int(max_lanes) // lpc)
+    total_wi = 0
+    steps = 0
+    with np.errstate(all="ignore"):
+        for s in range(0, n_ctas, per):
+            ctas = np.arange(s, min(n_ctas, s + per), dtype=np.int64)
+            b = Batch(ex, ctas)
+            wi, st = _run_batch(ex, b, steps)
+            total_wi += wi
+            steps += st
+            if b.trace is not None:
+                b.trace.finish()
+    trace = None
+    if want_trace:
+        trace = KernelTrace(program, ex.grid, ex.block, ex.batches,
+                            int(ex.touched.sum()) * 32 if ex.touched is not None else 0)
+    return FunctionalResult(mem.outputs(), trace, total_wi, steps, time.perf_counter() - t0, mem)
+
+
+def _run_batch(ex, b: Batch, steps0: int):
+    prog = ex.program
+    insts = prog.instructions
+    n_inst = len(insts)
+    handlers = b.handlers
+    kinds = [int(i.kind) for i in insts]
+    guards = [i.guard for i in insts]
+    targets = [next((o.target for o in i.operands if isinstance(o, Label)), None) for i in insts]
+    R = b.R
+    W = b.W
+    L = b.L
+    tr = b.trace
+    K_BRANCH, K_EXIT, K_BAR, K_WAIT = int(Kind.BRANCH), int(Kind.EXIT), int(Kind.BAR_SYNC), int(Kind.MBAR_WAIT)
+    is_ctl = [k in (K_BRANCH, K_EXIT, K_BAR) or (k == K_WAIT) for k in kinds]
+    max_steps = ex.max_steps
+    live = b.live.copy()
+    groups: dict = {}
+    blocked: dict = {}
+    spinning: dict = {}
+    if live.any():
+        groups[0] = live.copy()
+    n_wi = 0
+    steps = 0
+    progress = 0
+    cnt_full = W
+
+    def group_info(act):
+        part = act.reshape(W, 32).any(axis=1)
+        return part, int(part.sum())
+
+    while True:
+        if not groups:
+            if spinning and progress:
+                for pc_, m in spinning.items():
+                    groups[pc_] = groups[pc_] | m if pc_ in groups else m
+                spinning = {}
+                progress = 0
+                continue
+            if blocked:
+                for pc_, m in blocked.items():
+                    groups[pc_ + 1] = groups[pc_ + 1] | m if pc_ + 1 in groups else m
+                blocked = {}
+                progress = 1
+                continue
+            if spinning:
+                pcs = sorted(spinning)
+                inst = insts[pcs[0]]
+                raise SimulationError(
+                    f"deadlock: {int(sum(m.sum() for m in spinning.values()))} threads poll an mbarrier whose "
+                    f"phase never completes (pc {pcs[0]}: {inst.text})", location=prog.location(pcs[0]),
+                    hint="every awaited phase needs its arrivals and transaction bytes")
+            break
+        pc = min(groups)
+        act = groups.pop(pc)
+        full = bool(act.all())
+        part, npart = (None, W) if full else group_info(act)
+        mid_plain = 0 if full else (tr.mask_id(part, act.reshape(W, 32).sum(axis=1)) if tr is not None else 0)
+        while True:
+            if pc >= n_inst:
+                raise SimulationError("execution ran past the last instruction (missing ret/exit)",
+                                      location=prog.location(n_inst - 1), hint="a ret or exit at the end")
+            if groups and pc in groups:
+                act = act | groups.pop(pc)
+                full = bool(act.all())
+                part, npart = (None, W) if full else group_info(act)
+                mid_plain = 0 if full else (tr.mask_id(part, act.reshape(W, 32).sum(axis=1)) if tr is not None else 0)
+            g = guards[pc]
+            if g is not None:
+                p = R[g[0]]
+                eff = (act & ~p) if g[1] else (act & p)
+                efull = False
+                if tr is not None:
+                    cnt = eff.reshape(W, 32).sum(axis=1)
+                    mid = tr.mask_id(part if part is not None else np.ones(W, bool), cnt)
+            else:
+                eff = act
+                efull = full
+                mid = mid_plain
+            h = handlers[pc]
+            b.pay = None
+            if h is not None:
+                try:
+                    h(eff, efull)
+                except SimulationError:
+                    raise
+                except PTXError:
+                    raise
+                except Exception as e:   # an internal failure: report it with the PTX location
+                    inst = insts[pc]
+                    raise SimulationError(f"internal error executing pc {pc} ({inst.text}): "
+                                          f"{type(e).__name__}: {e}", location=prog.location(pc)) from e
+            if tr is not None:
+                tr.add(pc, mid, b.pay)
+            n_wi += npart
+            steps += 1
+            progress += 1
+            if max_steps is not None and steps0 + steps > max_steps:
+                raise SimulationError(f"functional step limit {max_steps} exceeded at pc {pc}",
+                                      location=prog.location(pc), hint="a larger max_steps, or a kernel that ends")
+            if not is_ctl[pc]:
+                pc += 1
+                continue
+            k = kinds[pc]
+            if k == K_BRANCH:
+                tgt = targets[pc]
+                if g is None or bool(eff.all() if efull else (eff == act).all()):
+                    pc = tgt
+                else:
+                    nt = act & ~eff
+                    if not eff.any():
+                        pc += 1
+                        continue
+                    # split: both halves go back to the pool, lowest PC runs first
+                    for q, m in ((tgt, eff), (pc + 1, nt)):
+                        groups[q] = groups[q] | m if q in groups else m
+                    break
+                if groups and min(groups) < pc:
+                    groups[pc] = groups[pc] | act if pc in groups else act
+                    break
+                continue
+            if k == K_EXIT:
+                if g is None:
+                    live &= ~act
+                    break
+                live &= ~eff
+                act = act & ~eff
+                if not act.any():
+                    break
+                full = False
+                part, npart = group_info(act)
+                mid_plain = tr.mask_id(part, act.reshape(W, 32).sum(axis=1)) if tr is not None else 0
+                pc += 1
+                continue
+            if k == K_BAR:
+                op = insts[pc].opcode
+                if op in ("bar.arrive", "barrier.arrive", "barrier.cluster.arrive"):
+                    pc += 1
+                    continue
+                blocked[pc] = blocked[pc] | act if pc in blocked else act
+                break
+            if k == K_WAIT:
+                if b.wait_failed:
+                    b.wait_failed = False
+                    # lanes whose poll failed spin: park them (they re-poll once others made progress)
+                    dst = insts[pc].operands[0]
+                    okm = R[dst.index]
+                    failed = eff & ~okm
+                    spinning[pc] = spinning[pc] | failed if pc in spinning else failed
+                    progress = 0
+                    act = act & ~failed
+                    if not act.any():
+                        break
+                    full = False
+                    part, npart = group_info(act)
+                    mid_plain = tr.mask_id(part, act.reshape(W, 32).sum(axis=1)) if tr is not None else 0
+                pc += 1
+                continue
+    return n_wi, steps
