@@ -61,7 +61,7 @@ md("""## FA-2-async what-if: an ideal queue between issue and the MMA / data-mov
 
 The knob's exact path is defined by the timing model; we try the candidates and report which one the loader accepts.
 Paper (H100, different shape): FA-2 532k → FA-2-async 373k cycles vs FA-3 381k."""),
-code("""CANDIDATES = [{"subpartition.kind": "ideal_queue"}, {"subpartition.mma_issue": "ideal_queue"}, {"tensor_core.kind": "ideal_queue"}]
+code("""CANDIDATES = [{"tensor_core.ideal_issue_queue": True}]
 whatif = {"FA-2 baseline": runs["FA-2 (sm_80) h200"], "FA-3": runs["FA-3 (sm_90a) h200"]}
 for ov in CANDIDATES:
     m = simulate(FA2, "h200", overrides=ov)

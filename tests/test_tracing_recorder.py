@@ -20,7 +20,7 @@ def session(rec):
         g = base
         rec.warp_issue(sm, g, 10)
         rec.warp_issue(sm, g, 11)
-        rec.tma_transaction(sm, None, 11, 12, 300, 16384, False, gwarp=g)
+        rec.tma_transaction(sm, None, 11, 11, 300, 16384, False, gwarp=g)
         rec.warp_stall(sm, g, 12, 55, 2)  # issue gap
         rec.warp_issue(sm, g, 55)
         rec.tma_transaction(sm, None, 55, 80, 420, 16384, False, gwarp=g)  # queued 25 cycles

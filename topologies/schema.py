@@ -136,6 +136,8 @@ class TensorCoreBase(Section):
                                            description="per 'dtype.shape' issue gap / latency of mma.sync")
     mma_sync_default: MmaTiming = Field(default_factory=lambda: MmaTiming(issue_gap_cycles=6, latency_cycles=24),
                                         description="used for dtype/shape keys missing from mma_sync")
+    ideal_issue_queue: bool = Field(False, description="what-if (paper V-G, FA-2-async): an unbounded queue between "
+                                    "instruction issue and the MMA pipe, so issue never waits for the tensor core")
 
 
 class MmaSyncTensorCore(TensorCoreBase):
@@ -197,6 +199,8 @@ class DefaultTma(_TmaBase):
     oob_reads_reach_l2: bool = Field(True, description="OOB reads cost L2 traffic but no DRAM traffic")
     multicast_latency_cycles: Cycles = 100
     store_source_bytes_per_cycle: PosInt = 32
+    frontend_accept_cycles: Cycles = Field(4, description="front-end accept time per TMA issue from another "
+                                           "sub-partition (paper III-A: 4-SP issue span 58 = 1 + 44 + 3·x)")
 
 
 class MbarrierSpec(Section):
@@ -209,6 +213,8 @@ class MbarrierSpec(Section):
     arrive_cycles: Cycles = Field(29, description="arrive issue-to-visible")
     phase_wakeup_cycles: Cycles = Field(0, description="extra delay to wake a suspended waiter")
     init_cycles: Cycles = 4
+    poll_loop_cycles: Cycles = Field(7, description="branch/loop overhead between successive polls of a wait loop "
+                                     "(paper Fig. 5b: 49-cycle staircase step minus the 42-cycle poll)")
 
 
 class SharedMemorySpec(Section):
@@ -275,6 +281,9 @@ class FabricSpec(Section):
     sms_per_cpc: PosInt = 6
     sms_per_gpc: list[PosInt] | None = Field(None, description="enabled SMs per GPC (else spread evenly)")
     gx_planes: PosInt = 2
+    gx_planes_enabled: PosInt | None = Field(None, description="planes left enabled (None = all; paper III-D: "
+                                             "firmware may disable one plane)")
+    dsm_read_command_bytes: PosInt = Field(32, description="request bytes a remote DSM read sends per 128 B")
     dsm_links_per_cpc: PosInt = 4
     dsm_link_bytes_per_cycle: PosInt = 32
     dsm_latency_cycles: Cycles = 180

@@ -61,7 +61,7 @@ static std::vector<u64> fetch(size_t n) { std::vector<u64> h(n); CK(cudaMemcpy(h
 static void flush_l2() { CK(cudaMemset(d_scratch, 0x3c, SCRATCH)); CK(cudaDeviceSynchronize()); }
 template <class F> static void smem_attr(F f, int bytes) { CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)); }
 
-typedef void (*tma_fn)(const char*, u64*, u32, u64, u32);
+typedef void (*tma_fn)(const char*, u64*, u32, u64, u32, u32);
 static tma_fn TMA_FNS[33] = {nullptr, tma_issue_n1, tma_issue_n2, tma_issue_n3, tma_issue_n4, tma_issue_n5, tma_issue_n6,
   tma_issue_n7, tma_issue_n8, tma_issue_n9, tma_issue_n10, tma_issue_n11, tma_issue_n12, tma_issue_n13, tma_issue_n14,
   tma_issue_n15, tma_issue_n16, tma_issue_n17, tma_issue_n18, tma_issue_n19, tma_issue_n20, tma_issue_n21, tma_issue_n22,
@@ -79,12 +79,13 @@ static double clock_mhz(int blocks, const char* when) {
 }
 
 // ---------------- TMA ----------------
-static void tma_issue_run(int N, u32 bytes, bool dram, int reps, u64 base_off, std::vector<double>& span, std::vector<double>& comp) {
-  int sm = 128 + N * bytes;
+static void tma_issue_run(int N, u32 bytes, bool dram, int reps, u64 base_off, std::vector<double>& span, std::vector<double>& comp,
+                          u32 dst_window = 0) {
+  int sm = 128 + (dst_window ? dst_window : N * bytes);
   smem_attr(TMA_FNS[N], sm);
   u64 stride = dram ? (1ull << 20) : 0;
   if (dram) flush_l2();
-  TMA_FNS[N]<<<1, 32, sm>>>(d_big + base_off, d_out, bytes, stride, reps); LAUNCHED();
+  TMA_FNS[N]<<<1, 32, sm>>>(d_big + base_off, d_out, bytes, stride, reps, dst_window); LAUNCHED();
   auto h = fetch(3 * reps);
   for (int r = 1; r < reps; ++r) { span.push_back(h[3 * r]); comp.push_back(h[3 * r + 1]); }
 }
@@ -98,6 +99,13 @@ static void bench_tma() {
       record("tma_issue", Obj().n("n", N).n("bytes", c.bytes).t("level", c.dram ? "dram" : "l2"),
              Obj().n("issue_span_median", median(span)).n("issue_span_min", vmin(span)).n("completion_median", median(comp)), span);
     }
+  }
+  // admission with large transactions (destinations wrap in a 64 KB window)
+  for (u32 bytes : {8192u, 16384u}) for (bool dram : {false, true}) for (int N = 1; N <= 32; ++N) {
+    std::vector<double> span, comp;
+    tma_issue_run(N, bytes, dram, dram ? 8 : 8, (u64)(N * 16) << 20, span, comp, 65536);
+    record("tma_admission", Obj().n("n", N).n("bytes", bytes).t("level", dram ? "dram" : "l2").n("dst_window", 65536),
+           Obj().n("issue_span_median", median(span)).n("issue_span_min", vmin(span)).n("completion_median", median(comp)), span);
   }
   // staircase: one transaction, size sweep, L2-hot
   for (u32 bytes = 128; bytes <= 16384; bytes += 128) {
@@ -138,9 +146,11 @@ static void bench_tma() {
                 .n("parallel_completion_median", median(pcomp)));
   }
   // streaming bandwidth
-  struct S { int ctas; u32 stages; bool dram; } ss[] = {{1, 2, true}, {1, 4, true}, {1, 8, true}, {1, 16, true}, {1, 8, false}, {1, 16, false}, {132, 8, true}, {132, 4, false}};
+  struct S { int ctas; u32 stages; bool dram; u32 chunk; } ss[] = {{1, 2, true, 8192}, {1, 4, true, 8192}, {1, 8, true, 8192},
+    {1, 16, true, 8192}, {1, 8, false, 8192}, {1, 16, false, 8192}, {132, 8, true, 8192}, {132, 4, false, 8192},
+    {1, 32, false, 1024}, {1, 16, false, 2048}, {1, 16, false, 4096}, {1, 8, false, 16384}, {1, 4, false, 32768}, {1, 32, true, 4096}};
   for (auto s : ss) {
-    u32 chunk = 8192, chunks = s.dram ? (s.ctas > 1 ? 512 : 4096) : 8192;
+    u32 chunk = s.chunk, chunks = (s.dram ? (s.ctas > 1 ? 512 : 4096) : 8192) * (8192 / chunk);
     u64 region = s.dram ? BIG : (4ull << 20);
     int sm = 1024 + s.stages * chunk;
     smem_attr(tma_stream, sm);
@@ -172,6 +182,10 @@ static void bench_mbar() {
   const char* names[] = {"control_alu", "test_wait", "try_wait", "try_wait_hint"};
   for (u32 complete : {1u, 0u}) {
     double ctrl = mbar_run(0, 0, 4096, complete);
+    if (complete) {
+      double cyc = mbar_run(4, 0, 4096, 1);
+      record("mbarrier_wait", Obj().t("form", "control_add_only").n("complete", 1).n("iters", 4096), Obj().n("cycles_per_link", cyc));
+    }
     for (u32 mode = 0; mode < 3; ++mode) {
       u32 iters = (complete || mode == 1 || mode == 0) ? 4096 : 64;
       double ns, nt, cyc = mbar_run(mode, 0, iters, complete, &ns, &nt);
@@ -316,6 +330,7 @@ static void bench_memory() {
   chase("l1", 16 << 10, 0, true, false, 2048);
   chase("l2", 4 << 20, 1, true, false, 4096);
   chase("l2_16MB", 16 << 20, 1, true, false, 4096);
+  chase("l2_first_touch", 16 << 20, 1, false, false, 4096);
   chase("dram", 32 << 20, 1, false, true, 2048);
   chase("dram_1GB", BIG, 1, false, true, 2048);
   // shared memory
@@ -337,8 +352,9 @@ static void bench_memory() {
     std::vector<double> bpc; const u32 iters = 2048;
     for (int rep = 0; rep < 3; ++rep) {
       smem_bw<<<1, 1024>>>(d_out, d_sink, iters); LAUNCHED();
-      auto h = fetch(64); std::vector<double> v; for (int w = 0; w < 32; ++w) v.push_back(h[2 * w]);
-      bpc.push_back(1024.0 * 64 * iters / *std::max_element(v.begin(), v.end()));
+      auto h = fetch(64); u64 s0 = ~0ull, e1 = 0;
+      for (int w = 0; w < 32; ++w) { s0 = std::min<u64>(s0, h[2 * w]); e1 = std::max<u64>(e1, h[2 * w + 1]); }
+      bpc.push_back(1024.0 * 64 * iters / (double)(e1 - s0));
     }
     record("smem_bandwidth", Obj().n("threads", 1024).n("vector_bytes", 16), Obj().n("bytes_per_cycle_per_sm", median(bpc)));
   }

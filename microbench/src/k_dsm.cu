@@ -1,6 +1,6 @@
 // Distributed shared memory (thread-block clusters). Launch with a cluster of 2 (or more) CTAs.
 // dsm_bw: every thread of every CTA moves 16-byte words to/from the shared memory of CTA (rank ^ 1)
-// op 0 = remote load, 1 = remote store, 2 = local load (baseline). out[2*blockIdx.x] = cycles,
+// (ld/st.volatile so ptxas keeps every access) op 0 = remote load, 1 = remote store, 2 = local load (baseline). out[2*blockIdx.x] = cycles,
 // out[2*blockIdx.x+1] = SM id. Bytes per CTA = blockDim * 16 * 4 * iters.
 #include "common.cuh"
 
@@ -27,7 +27,7 @@ extern "C" __global__ void dsm_bw(u64* out, u32* sink, u32 iters, u32 op) {
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
         u32 ad = base + ((off + u * 8192) % 32768);
-        asm volatile("st.shared::cluster.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(ad), "r"(i), "r"(u), "r"(x0), "r"(x1) : "memory");
+        asm volatile("st.volatile.shared::cluster.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(ad), "r"(i), "r"(u), "r"(x0), "r"(x1) : "memory");
       }
     }
   } else {
@@ -36,8 +36,8 @@ extern "C" __global__ void dsm_bw(u64* out, u32* sink, u32 iters, u32 op) {
       for (int u = 0; u < 4; ++u) {
         u32 a, b, c, d;
         u32 ad = base + ((off + u * 8192 + (i & 1) * 4096) % 32768);
-        asm volatile("ld.shared::cluster.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(ad) : "memory");
-        x0 ^= a; x1 ^= b; x2 ^= c; x3 ^= d;
+        asm volatile("ld.volatile.shared::cluster.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(ad) : "memory");
+        x0 += a; x1 += b; x2 += c; x3 += d;
       }
     }
   }

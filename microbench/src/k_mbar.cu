@@ -3,6 +3,7 @@
 // mode 0: control chain (setp on the address instead of a wait: ALU cost of the link, subtract it)
 // mode 1: mbarrier.test_wait.parity       mode 2: mbarrier.try_wait.parity (no hint)
 // mode 3: mbarrier.try_wait.parity with suspendTimeHint = hint (ns)
+// mode 4: ALU calibration chain without the wait or setp (p from the previous link's selp, one add)
 // complete = 1: barrier phase 0 already completed (init count 1 + one arrive); 0: incomplete (count 2, no arrive).
 // out[0] = total cycles, out[1] = iters, out[2] = number of true predicates seen, out[3] = globaltimer ns elapsed.
 #include "common.cuh"
@@ -38,8 +39,10 @@ extern "C" __global__ void mbar_wait_chain(u64* out, u32 mode, u32 hint, u32 ite
     CHAIN_LOOP(" mbarrier.test_wait.parity.shared::cta.b64 p, [%0], 0;\n")
   } else if (mode == 2) {
     CHAIN_LOOP(" mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n")
-  } else {
+  } else if (mode == 3) {
     CHAIN_LOOP(" mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0, %4;\n", "r"(hint))
+  } else {
+    for (u32 i = 0; i < iters; ++i) asm volatile("add.u32 %0, %0, %1;" : "+r"(addr) : "r"(z0));
   }
   u64 t1 = clk();
   u64 g1 = gtimer();

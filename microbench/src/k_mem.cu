@@ -97,7 +97,8 @@ extern "C" __global__ void smem_bank_tput(u64* out, u32 stride_words, u32 iters)
 }
 
 // Shared-memory bandwidth: every thread 4 independent conflict-free 16-byte loads per iteration from a 48 KB
-// buffer. out[2*warp] = cycles, out[2*warp+1] = SM id; bytes = blockDim*64*iters.
+// buffer (ld.volatile so ptxas keeps every load). out[2*warp] = clock at start, out[2*warp+1] = clock at end
+// (one SM: the host takes max end - min start); bytes = blockDim*64*iters.
 extern "C" __global__ void smem_bw(u64* out, u32* sink, u32 iters) {
   __shared__ __align__(16) u32 s[12288];
   for (u32 i = threadIdx.x; i < 12288; i += blockDim.x) s[i] = i * 2654435761u;
@@ -111,14 +112,14 @@ extern "C" __global__ void smem_bw(u64* out, u32* sink, u32 iters) {
     for (int u = 0; u < 4; ++u) {
       u32 a, b, c, d;
       u32 ad = base + ((off + u * 16384 + (i & 1) * 8192) % 49152);
-      asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(ad) : "memory");
+      asm volatile("ld.volatile.shared.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "r"(ad) : "memory");
       x0 ^= a; x1 ^= b; x2 ^= c; x3 ^= d;
     }
   }
   u64 t1 = clk();
   u32 warp = threadIdx.x / 32;
-  if (threadIdx.x % 32 == 0) { out[2 * warp] = t1 - t0; out[2 * warp + 1] = smid(); }
-  sink[blockIdx.x * blockDim.x + threadIdx.x] = x0 ^ x1 ^ x2 ^ x3;
+  if (threadIdx.x % 32 == 0) { out[2 * warp] = t0; out[2 * warp + 1] = t1; }
+  sink[blockIdx.x * blockDim.x + threadIdx.x] = x0 + x1 + x2 + x3;
 }
 
 // Streaming read: grid-stride 16-byte loads (4 in flight per thread), `reps` passes over n_vec uint4.

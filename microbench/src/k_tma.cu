@@ -6,9 +6,12 @@
 // Rep r reads from src + r*rep_stride (rep_stride 0: same source every rep -> L2-hot after rep 0;
 // rep_stride large: fresh lines every rep -> DRAM). out[3*r+0] = issue span (clock after last issue - clock
 // before first), out[3*r+1] = completion (clock when try_wait first sees the phase - clock before first issue),
-// out[3*r+2] = SM id.   Dynamic smem: N*bytes + 16.
+// out[3*r+2] = SM id.   dst_window != 0: destination offsets wrap modulo dst_window bytes (copies may overwrite
+// each other: allowed, the data is not used) so that N*bytes may exceed shared memory (admission tests).
+// Dynamic smem: 128 + (dst_window ? dst_window : N*bytes).
 template <int N>
-__device__ __forceinline__ void tma_issue_body(const char* src, u64* out, u32 bytes, u64 rep_stride, u32 reps) {
+__device__ __forceinline__ void tma_issue_body(const char* src, u64* out, u32 bytes, u64 rep_stride, u32 reps,
+                                               u32 dst_window) {
   char* smem = dyn_smem;
   u32 bar = smem_addr(smem);
   u32 dst0 = bar + 128;
@@ -21,7 +24,7 @@ __device__ __forceinline__ void tma_issue_body(const char* src, u64* out, u32 by
     u32 dst[N];
     const char* sp[N];
 #pragma unroll
-    for (int i = 0; i < N; ++i) { dst[i] = dst0 + i * bytes; sp[i] = s + (u64)i * bytes; }
+    for (int i = 0; i < N; ++i) { dst[i] = dst0 + (dst_window ? (i * bytes) % dst_window : i * bytes); sp[i] = s + (u64)i * bytes; }
     mbar_arrive_expect_tx(bar, N * bytes);
     __syncwarp();
     u64 t0 = clk();
@@ -37,8 +40,9 @@ __device__ __forceinline__ void tma_issue_body(const char* src, u64* out, u32 by
   }
 }
 #define TMA_ISSUE(N) \
-  extern "C" __global__ void tma_issue_n##N(const char* src, u64* out, u32 bytes, u64 rep_stride, u32 reps) { \
-    tma_issue_body<N>(src, out, bytes, rep_stride, reps); }
+  extern "C" __global__ void tma_issue_n##N(const char* src, u64* out, u32 bytes, u64 rep_stride, u32 reps, \
+                                              u32 dst_window) { \
+    tma_issue_body<N>(src, out, bytes, rep_stride, reps, dst_window); }
 TMA_ISSUE(1) TMA_ISSUE(2) TMA_ISSUE(3) TMA_ISSUE(4) TMA_ISSUE(5) TMA_ISSUE(6) TMA_ISSUE(7) TMA_ISSUE(8)
 TMA_ISSUE(9) TMA_ISSUE(10) TMA_ISSUE(11) TMA_ISSUE(12) TMA_ISSUE(13) TMA_ISSUE(14) TMA_ISSUE(15) TMA_ISSUE(16)
 TMA_ISSUE(17) TMA_ISSUE(18) TMA_ISSUE(19) TMA_ISSUE(20) TMA_ISSUE(21) TMA_ISSUE(22) TMA_ISSUE(23) TMA_ISSUE(24)
