@@ -277,7 +277,8 @@ def _emit_counter(emit, name, sm, t, value, ts, t_sample):
 
 def write_chrome_trace(recorder, path, *, clock_mhz: float | None, sms: Iterable[int] | None = None,
                        window: tuple[float, float] | None = None, counter_bucket_cycles: int = 1000) -> dict:
-    """Write a Chrome trace-event JSON file; returns a summary ``{path, events, truncated, dropped}``."""
+    """Write a Chrome trace-event JSON file (gzipped when ``path`` ends in ``.gz``); returns a summary
+    ``{path, events, truncated, dropped}``."""
     ev = _events_of(recorder)
     events = chrome_trace_events(ev, clock_mhz=clock_mhz, sms=sms, window=window,
                                  counter_bucket_cycles=counter_bucket_cycles)
@@ -297,8 +298,14 @@ def write_chrome_trace(recorder, path, *, clock_mhz: float | None, sms: Iterable
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as f:
-        json.dump(doc, f, separators=(",", ":"))
+    text = json.dumps(doc, separators=(",", ":"))  # the C encoder (json.dump to a stream is pure Python)
+    if path.suffix == ".gz":  # ui.perfetto.dev opens gzipped JSON too
+        import gzip
+
+        with gzip.open(path, "wt", compresslevel=6) as f:
+            f.write(text)
+    else:
+        path.write_text(text)
     return {"path": str(path), "events": len(events), "truncated": bool(ev.truncated), "dropped": int(ev.dropped)}
 
 
@@ -349,10 +356,21 @@ TRACE_SCHEMA: dict[str, Any] = {
 }
 
 
-def validate_chrome_trace(path_or_doc, *, max_schema_events: int | None = None, eps_us: float = 1e-6) -> dict:
+def _shape(e) -> tuple:
+    """Signature under which two events are equally valid for the schema (types, enum-valued fields)."""
+    ph = e.get("ph")
+    sig = tuple(sorted((k, type(v).__name__) for k, v in e.items()))
+    args = e.get("args")
+    a = tuple(sorted((k, type(v).__name__) for k, v in args.items())) if ph == "C" and isinstance(args, dict) else ()
+    return (ph, e.get("name") if ph == "M" else None, e.get("s"), sig, a)
+
+
+def validate_chrome_trace(path_or_doc, *, full_schema: bool = False, eps_us: float = 1e-6) -> dict:
     """Validate a trace file (or loaded dict). Checks:
 
-    * the JSON schema :data:`TRACE_SCHEMA` (first ``max_schema_events`` events only, when given);
+    * the JSON schema :data:`TRACE_SCHEMA`: every distinct event shape (phase, keys and value types) is
+      validated once with jsonschema and the numeric bounds (ts, dur >= 0) on every event
+      (``full_schema=True``: jsonschema on every event -- slow, ~1 ms per event);
     * per track ``(pid, tid)``: ``ts`` non-decreasing in file order; complete slices (X) properly nested after
       sorting by (ts, -dur) (a slice starting inside another ends inside it); B/E properly paired and nested;
     * every async begin (``b``) has a matching end (``e``, same cat and id, not earlier) and vice versa;
@@ -365,19 +383,39 @@ def validate_chrome_trace(path_or_doc, *, max_schema_events: int | None = None, 
     where = None
     if isinstance(path_or_doc, (str, Path)):
         where = str(path_or_doc)
-        with open(path_or_doc) as f:
-            doc = json.load(f)
+        if str(path_or_doc).endswith(".gz"):
+            import gzip
+
+            with gzip.open(path_or_doc, "rt") as f:
+                doc = json.load(f)
+        else:
+            with open(path_or_doc) as f:
+                doc = json.load(f)
     else:
         doc = path_or_doc
     problems: list[str] = []
-    if isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list) and max_schema_events is not None:
-        sub = dict(doc)
-        sub["traceEvents"] = doc["traceEvents"][:max_schema_events]
-    else:
-        sub = doc
     validator = jsonschema.Draft202012Validator(TRACE_SCHEMA)
+    if full_schema or not (isinstance(doc, dict) and isinstance(doc.get("traceEvents"), list)):
+        sub = doc
+    else:
+        seen: dict[tuple, int] = {}
+        for k, e in enumerate(doc["traceEvents"]):
+            if not isinstance(e, dict):
+                seen[("bad", k)] = k
+                continue
+            for f in ("ts", "dur"):
+                v = e.get(f)
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and not v >= 0:
+                    problems.append(f"schema: traceEvents/{k}/{f}: {v} is less than the minimum of 0")
+            seen.setdefault(_shape(e), k)
+        idx = sorted(seen.values())
+        sub = {kk: v for kk, v in doc.items() if kk != "traceEvents"}
+        sub["traceEvents"] = [doc["traceEvents"][k] for k in idx]
     for err in validator.iter_errors(sub):
-        loc = "/".join(str(p) for p in err.absolute_path)
+        path = list(err.absolute_path)
+        if not full_schema and len(path) >= 2 and path[0] == "traceEvents" and sub is not doc:
+            path[1] = idx[path[1]]  # back to the file's event index
+        loc = "/".join(str(p) for p in path)
         problems.append(f"schema: {loc}: {err.message}")
         if len(problems) >= 50:
             break

@@ -24,6 +24,7 @@ The core knows nothing about PTX: the runner lowers each static instruction to t
 """
 from __future__ import annotations
 
+from heapq import heappush
 from math import ceil
 
 from warpgraph.components import stalls as S
@@ -376,7 +377,10 @@ class SMCore:
                 return
             if q:
                 top = q[0]
-                if tt >= top[0]:
+                # GTO greedy run-ahead: a warp issuing back to back (no stall: tt == t) a warp-local
+                # instruction (ALU/branch: no unit, no other warp involved) keeps the sub-partition, as GTO
+                # does; anything else is issued in global time order (units see non-decreasing times).
+                if tt >= top[0] and (lrr or tt != t or op > OP_BRANCH):
                     mp = tlast + 2 if lrr else W.prio
                     if tt > top[0] or top[1] < mp:
                         W.pos, W.t, W.tlast = pos, t, tlast

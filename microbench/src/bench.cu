@@ -150,7 +150,7 @@ static void bench_tma() {
     {1, 16, true, 8192}, {1, 8, false, 8192}, {1, 16, false, 8192}, {132, 8, true, 8192}, {132, 4, false, 8192},
     {1, 32, false, 1024}, {1, 16, false, 2048}, {1, 16, false, 4096}, {1, 8, false, 16384}, {1, 4, false, 32768}, {1, 32, true, 4096}};
   for (auto s : ss) {
-    u32 chunk = s.chunk, chunks = (s.dram ? (s.ctas > 1 ? 512 : 4096) : 8192) * (8192 / chunk);
+    u32 chunk = s.chunk, chunks = (u32)((s.dram ? (s.ctas > 1 ? (4ull << 20) : (32ull << 20)) : (64ull << 20)) / chunk);
     u64 region = s.dram ? BIG : (4ull << 20);
     int sm = 1024 + s.stages * chunk;
     smem_attr(tma_stream, sm);

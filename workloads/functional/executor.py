@@ -109,7 +109,22 @@ class Batch:
         self.pay = None
         self.cp_groups = 0
         self.trace = ex.new_batch_trace(ctas)
-        self.handlers = [self.decode(inst) for inst in prog.instructions]
+        self.handlers = []
+        errors = []
+        for inst in prog.instructions:
+            try:
+                self.handlers.append(self.decode(inst))
+            except PTXError as e:
+                errors.append((inst, e))
+                self.handlers.append(None)
+        if errors:
+            inst, e = errors[0]
+            if len(errors) > 1:
+                more = "; ".join(f"line {i.line}: {i.opcode}{'.' + '.'.join(i.mods) if i.mods else ''}"
+                                 for i, _ in errors[:20])
+                raise PTXError(f"{len(errors)} unsupported instructions: {more}", location=e.location,
+                               hint=e.hint)
+            raise e
 
     # ------------------------------------------------------------------------------------------ operands
     def reg_view(self, idx, t):
@@ -505,8 +520,12 @@ def _d_arith(b, inst):
 
 
 def _mulhi64(a, c, signed):
-    a = [int(x) for x in a.reshape(-1)] if a.ndim else int(a)
-    raise NotImplementedError
+    a, c = np.broadcast_arrays(np.asarray(a), np.asarray(c))
+    af = a.reshape(-1).astype(object)
+    cf = c.reshape(-1).astype(object)
+    r = [((int(x) * int(y)) >> 64) & (2**64 - 1) for x, y in zip(af, cf)]
+    out = np.array(r, dtype=np.uint64).reshape(a.shape)
+    return out.view(np.int64) if signed else out
 
 
 @decoder("shl", "shr")

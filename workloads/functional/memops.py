@@ -120,11 +120,40 @@ def gmem_payload(b, idx, addrs, width, nbytes=None):
     return pay
 
 
+_AR32 = np.arange(32)
+
+
+def _smem_wavefronts_fullwarps(b, idx, addrs, width):
+    """Fast path: whole warps active. Each (warp, phase) row holds exactly 32 words."""
+    nwarp = len(idx) // 32
+    word = addrs >> 2
+    if width <= 4:
+        rows = word.reshape(nwarp, 32)
+        nph = 1
+    else:
+        nw = width // 4
+        rows = (word[:, None] + np.arange(nw)[None, :]).reshape(nwarp * (32 * nw // 32), 32)
+        nph = nw
+    rows = np.sort(rows, axis=1)
+    distinct = np.ones(rows.shape, dtype=bool)
+    distinct[:, 1:] = rows[:, 1:] != rows[:, :-1]
+    bank = (rows & 31) + 32 * np.arange(rows.shape[0])[:, None]
+    cnt = np.bincount(bank[distinct], minlength=rows.shape[0] * 32).reshape(rows.shape[0], 32).max(axis=1)
+    per_warp = cnt.reshape(nwarp, nph).sum(axis=1)
+    out = np.zeros(b.W, dtype=np.int64)
+    out[idx[::32] >> 5] = per_warp
+    return out
+
+
 def smem_wavefronts(b, idx, addrs, width):
     W = b.W
     out = np.zeros(W, dtype=np.int64)
     if len(idx) == 0:
         return out
+    if len(idx) % 32 == 0 and width in (1, 2, 4, 8, 16):
+        r = idx.reshape(-1, 32)
+        if (r[:, 0] & 31).any() == False and (r - r[:, :1] == _AR32).all():  # noqa: E712
+            return _smem_wavefronts_fullwarps(b, idx, addrs, width)
     w = (idx >> 5).astype(np.int64)
     lane = idx & 31
     if width <= 4:
@@ -951,6 +980,102 @@ def _tmap_of(b, addr, inst, idx):
                      addrs=np.array([addr]), hint="the param-space address of a .param .b8 tmap[128]") from None
 
 
+def _fast_rows(mem, tm, coords):
+    """Row offsets (into mem.data) of every box row, or None if some element is out of bounds / unaligned.
+    coords (n, rank) innermost-first; returns (n, R) int64 and the inner row bytes."""
+    tm0 = tm._tm if isinstance(tm, _TmapAdapter) else tm
+    dims, box, eb = tm0.dims, tm0.box, int(tm0.elem_bytes)
+    full_strides = list(tm0.strides_bytes) if len(tm0.strides_bytes) == len(dims) else [eb] + list(tm0.strides_bytes)
+    c = coords
+    for d in range(len(dims)):
+        if (c[:, d] < 0).any() or (c[:, d] + box[d] > dims[d]).any():
+            return None, 0
+    inner = box[0] * eb
+    if inner % 8:
+        return None, 0
+    offs = (int(tm0.base_addr) - GLOBAL_BASE) + c[:, 0] * eb            # (n,)
+    rows = offs[:, None]
+    for d in range(1, len(dims)):                                       # i_1 fastest
+        add = (c[:, d, None] + np.arange(box[d])[None, :]) * full_strides[d]   # (n, b_d)
+        rows = (add[:, :, None] + rows[:, None, :]).reshape(len(c), -1)
+    if (rows % 8).any():
+        return None, 0
+    return rows, inner
+
+
+def _chunk_perm(sw, nb, dst):
+    """(n, nb//16) positions: dense 16-B chunk k of op i lands at chunk perm[i, k] of its smem image."""
+    k = np.arange(nb // 16, dtype=np.int64)
+    a = dst[:, None] + 16 * k[None, :]
+    return (tma_ops.swizzle_addr(a, sw) - dst[:, None]) // 16
+
+
+def _fast_tma_load(b, tm, coords, dst):
+    mem = b.ex.mem
+    rows, inner = _fast_rows(mem, tm, coords)
+    if rows is None:
+        return None
+    n = len(coords)
+    sw = int(tm.swizzle_bytes or 0)
+    if sw and ((dst % 128).any() or inner > sw):
+        return None
+    gv = mem.data[: (mem.data.size // 8) * 8].view(np.uint64)
+    q = inner // 8
+    dense = gv[(rows // 8)[:, :, None] + np.arange(q)].reshape(n, -1)       # (n, nb/8) u64
+    nb = dense.shape[1] * 8
+    if sw:
+        perm = _chunk_perm(sw, nb, dst)
+        d2 = dense.reshape(n, nb // 16, 2)
+        img = np.empty_like(d2)
+        img[np.arange(n)[:, None], perm] = d2
+        dense = img.reshape(n, -1)
+    inb = np.full(n, nb, np.int64)
+    secs = None
+    if b.ex.touched is not None:
+        s0 = rows >> 5
+        ns = (inner + 31) // 32 + (1 if (rows % 32).any() else 0)
+        sec = (s0[:, :, None] + np.arange(ns)).reshape(n, -1)
+        if (rows % 32).any():
+            keep = (sec << 5) < (rows.repeat(ns, axis=1) + inner)
+        else:
+            keep = None
+        opi = np.repeat(np.arange(n), sec.shape[1])
+        sec = sec.reshape(-1)
+        if keep is not None:
+            keep = keep.reshape(-1)
+            sec, opi = sec[keep], opi[keep]
+        secs = (sec, opi)
+    return dense, inb, secs
+
+
+def _fast_tma_store(b, tm, coords, images_u64, src):
+    mem = b.ex.mem
+    rows, inner = _fast_rows(mem, tm, coords)
+    if rows is None:
+        return None
+    n = len(coords)
+    sw = int(tm.swizzle_bytes or 0)
+    if sw and ((src % 128).any() or inner > sw):
+        return None
+    nb = images_u64.shape[1] * 8
+    if sw:
+        perm = _chunk_perm(sw, nb, src)
+        d2 = images_u64.reshape(n, nb // 16, 2)
+        dense = d2[np.arange(n)[:, None], perm].reshape(n, -1)
+    else:
+        dense = images_u64
+    gv = mem.data[: (mem.data.size // 8) * 8].view(np.uint64)
+    q = inner // 8
+    gv[(rows // 8)[:, :, None] + np.arange(q)] = dense.reshape(n, rows.shape[1], q)
+    if b.ex.touched is not None:
+        b.ex.touched[np.unique(rows >> 5)] = True
+        b.ex.touched[np.unique((rows + inner - 1) >> 5)] = True
+        if inner > 32:
+            s = ((rows >> 5)[:, :, None] + np.arange((inner + 31) // 32)).reshape(-1)
+            b.ex.touched[s] = True
+    return np.full(n, nb, np.int64)
+
+
 @decoder("cp.async.bulk.tensor")
 def _d_tma(b, inst):
     mods = inst.mods
@@ -989,15 +1114,26 @@ def _d_tma(b, inst):
             i2 = idx[sel]
             d2 = dst[sel]
             _scheck(b, inst, i2, d2, tm.box_bytes)
-            images, inb, sectors, opi = tma_ops.tma_load(b.ex.mem.data, GLOBAL_BASE, tm, coords[sel],
-                                                        smem_addrs=d2, with_op_index=True)
-            fl = slots[sel] * S + d2
             nb = tm.box_bytes
-            if nb % 16 == 0 and not (fl % 16).any():
-                sv = b.smem[: (b.smem.size // 16) * 16].view(np.uint64)
-                sv[(fl // 8)[:, None] + np.arange(nb // 8)] = images.view(np.uint64).reshape(len(i2), nb // 8)
+            fl = slots[sel] * S + d2
+            fast = _fast_tma_load(b, tm, coords[sel], d2) if b.ex.fast_tma else None
+            if fast is not None:
+                img64, inb, secs = fast
+                sectors, opi = secs if secs is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+                sectors = sectors + (GLOBAL_BASE >> 5)
+                if not (fl % 8).any():
+                    sv = b.smem[: (b.smem.size // 8) * 8].view(np.uint64)
+                    sv[(fl // 8)[:, None] + np.arange(nb // 8)] = img64
+                else:
+                    b.smem[fl[:, None] + np.arange(nb)] = img64.view(np.uint8).reshape(len(i2), nb)
             else:
-                b.smem[fl[:, None] + np.arange(nb)] = images
+                images, inb, sectors, opi = tma_ops.tma_load(b.ex.mem.data, GLOBAL_BASE, tm, coords[sel],
+                                                            smem_addrs=d2, with_op_index=True)
+                if nb % 8 == 0 and not (fl % 8).any():
+                    sv = b.smem[: (b.smem.size // 8) * 8].view(np.uint64)
+                    sv[(fl // 8)[:, None] + np.arange(nb // 8)] = images.view(np.uint64).reshape(len(i2), nb // 8)
+                else:
+                    b.smem[fl[:, None] + np.arange(nb)] = images
             if mba is not None:
                 mbar_complete_tx(b, slots[sel], mba[sel], np.full(len(i2), nb, np.int64))
             if trace:
@@ -1005,10 +1141,14 @@ def _d_tma(b, inst):
                 touched = b.ex.touched
                 if touched is not None and len(sectors):
                     so = sectors - (GLOBAL_BASE >> 5)
-                    us, first = np.unique(so, return_index=True)
-                    new = ~touched[us]
-                    newb = np.bincount(opi[first[new]], minlength=len(i2)).astype(np.int64) * 32
-                    touched[us[new]] = True
+                    new = ~touched[so]
+                    sn, on = so[new], opi[new]
+                    if len(sn):
+                        stamp = b.ex.stamp
+                        stamp[sn[::-1]] = on[::-1]          # the lowest op index wins a shared sector
+                        win = stamp[sn] == on
+                        newb = np.bincount(on[win], minlength=len(i2)).astype(np.int64) * 32
+                        touched[sn] = True
                 wi = i2 >> 5
                 np.add.at(pay[:, 0], wi, nb)
                 np.add.at(pay[:, 2], wi, newb)
@@ -1053,10 +1193,17 @@ def _tma_store(b, inst):
             nb = tm.box_bytes
             _scheck(b, inst, i2, s2, nb)
             fl = slots[sel] * S + s2
-            images = b.smem[fl[:, None] + np.arange(nb)]
-            inb, sectors = tma_ops.tma_store(b.ex.mem.data, GLOBAL_BASE, tm, coords[sel], images, smem_addrs=s2)
-            if b.ex.touched is not None and len(sectors):
-                b.ex.touched[sectors - (GLOBAL_BASE >> 5)] = True
+            inb = None
+            if b.ex.fast_tma and nb % 8 == 0 and not (fl % 8).any():
+                sv = b.smem[: (b.smem.size // 8) * 8].view(np.uint64)
+                img64 = sv[(fl // 8)[:, None] + np.arange(nb // 8)]
+                inb = _fast_tma_store(b, tm, coords[sel], img64, s2)
+            if inb is None:
+                images = b.smem[fl[:, None] + np.arange(nb)]
+                inb, sectors = tma_ops.tma_store(b.ex.mem.data, GLOBAL_BASE, tm, coords[sel], images,
+                                                 smem_addrs=s2)
+                if b.ex.touched is not None and len(sectors):
+                    b.ex.touched[sectors - (GLOBAL_BASE >> 5)] = True
             if trace:
                 wi = i2 >> 5
                 np.add.at(pay[:, 0], wi, nb)
@@ -1274,11 +1421,65 @@ def _d_wgmma(b, inst):
     pay_row = np.array([2 * 64 * n * k // 4, (a_bytes + b_bytes) // 4, n, 1 if a_regs is not None else 0])
     trace = b.ex.want_trace
     compute = b.ex.compute_values
+    fast_ok = (not b.ex.exact_tensor and a_regs is None and atype in ("f16", "bf16") and btype == atype
+               and dtype == "f32" and tna == 0 and tnb == 0 and isa == 1 and isb == 1)
+    if fast_ok:
+        rd, cd = tensor_ops.wgmma_d_fragment(n, "f32")
+        fidx = (rd[..., 0] * n + cd[..., 0]).astype(np.int64)            # (128, n/2)
+        smem16 = b.smem[: b.C * b.S].view(np.uint16).reshape(b.C, b.S // 2)
+        acache = {}
+
+        def addrs_of(desc_vals, mn):
+            out = np.empty((len(desc_vals), mn * k), np.int64)
+            for u in np.unique(desc_vals):
+                key = (int(u), mn)
+                a = acache.get(key)
+                if a is None:
+                    a = acache[key] = (tensor_ops.smem_desc_addresses(np.array([u], np.uint64), mn, k, 2, False)
+                                       .reshape(-1) // 2)
+                out[desc_vals == u] = a
+            return out
+
+        def to_f32(x):
+            return x.view(np.float16).astype(np.float32) if atype == "f16" else \
+                (x.astype(np.uint32) << 16).view(np.float32)
+
+    def fast(wgs):
+        nwg = len(wgs)
+        allw = nwg * 128 == b.L
+        lanes = None if allw else (wgs[:, None] * 128 + np.arange(128)).reshape(-1)
+        first = wgs * 128
+        cta = (wgs * 4) // b.wpc
+        sdv = np.broadcast_to(sd_reg[first] if sd_reg is not None else np.bool_(sd_c), (nwg,))
+        aa = addrs_of(a_desc[first], 64)
+        ba = addrs_of(b_desc[first], n)
+        if (aa.max() >= b.S // 2) or (ba.max() >= b.S // 2):
+            raise _fault(b, inst, "wgmma operand outside shared memory", lanes=first[:1])
+        A = to_f32(smem16[cta[:, None], aa]).reshape(nwg, 64, k)
+        B = to_f32(smem16[cta[:, None], ba]).reshape(nwg, n, k)
+        P = np.matmul(A, B.transpose(0, 2, 1)).reshape(nwg, 64 * n)
+        P = np.ascontiguousarray(P[:, fidx.T].transpose(1, 0, 2))             # (n/2 regs, nwg, 128)
+        keep = sdv.all()
+        if not keep:
+            zero = np.repeat(~sdv, 128)
+        for j, r in enumerate(dregs):
+            rv = r.view(np.float32)
+            pj = P[j].reshape(-1)
+            if allw:
+                if keep:
+                    rv += pj
+                else:
+                    rv[...] = np.where(zero, pj, rv + pj)
+            else:
+                cur = rv[lanes]
+                rv[lanes] = (pj if keep else np.where(zero, pj, cur + pj)) if not keep else cur + pj
 
     def h(act, full):
         idx = b.active_idx(act, full)
         wgs = np.unique(idx >> 7)
-        if compute and len(wgs):
+        if compute and len(wgs) and fast_ok:
+            fast(wgs)
+        elif compute and len(wgs):
             lanes = (wgs[:, None] * 128 + np.arange(128)).reshape(-1)
             first = wgs * 128
             D = np.stack([r[lanes].reshape(-1, 128) for r in dregs], axis=2).astype(np.uint32)

@@ -26,7 +26,9 @@ class _Exec:
     """Launch-wide state shared by all batches."""
 
     def __init__(self, record, program, mem, *, want_trace, compute_values, clock_oracle, sm_of_cta, max_steps,
-                 exact_fma=True):
+                 exact_fma=True, fast_tma=True, exact_tensor=False):
+        self.fast_tma = fast_tma
+        self.exact_tensor = exact_tensor
         self.record = record
         self.program = program
         self.mem = mem
@@ -63,6 +65,7 @@ class _Exec:
             self.param_addr[p.name] = mem.param_addr(i)
         self.global_addr = {}
         self.touched = np.zeros(mem.size // 32 + 1, dtype=bool) if want_trace else None
+        self.stamp = np.zeros(mem.size // 32 + 1, dtype=np.int32) if want_trace else None
         self.batches = []
 
     def new_batch_trace(self, ctas):
@@ -75,7 +78,7 @@ class _Exec:
 
 def run_functional(record, program=None, *, want_trace=True, compute_values=True, clock_oracle=None,
                    max_steps=None, sm_of_cta=None, memory=None, seed=0, max_lanes=1 << 16,
-                   exact_fma=True) -> FunctionalResult:
+                   exact_fma=True, fast_tma=True, exact_tensor=False) -> FunctionalResult:
     """Execute ``program`` (default ``record.program()``) for the whole grid of ``record``.
 
     ``memory``: a prepared :class:`~warpgraph.workloads.memory.DeviceMemory` (default: built from the record
@@ -88,7 +91,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
         program = record.program()
     mem = memory if memory is not None else DeviceMemory.from_record(record, seed, init_values=True)
     ex = _Exec(record, program, mem, want_trace=want_trace, compute_values=compute_values,
-               clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma)
+               clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor)
     n_ctas = int(np.prod(ex.grid))
     lpc = ex.wpc * 32
     per = max(1, int(max_lanes) // lpc)

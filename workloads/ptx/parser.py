@@ -12,7 +12,7 @@ import re
 import struct
 
 from ...core.errors import PTXError
-from .isa import MULTI_OPCODES, NO_DST, Kind, classify
+from .isa import KNOWN_OPCODES, MULTI_OPCODES, NO_DST, Kind, classify
 from .model import Addr, Imm, Instruction, Label, Module, Pair, Param, Program, Reg, SharedVar, Sink, Sym, Vec
 
 _TYPE_SIZES = {"b8": 1, "s8": 1, "u8": 1, "b16": 2, "s16": 2, "u16": 2, "f16": 2, "bf16": 2,
@@ -250,8 +250,9 @@ class _Parser:
     # ---- functions
     def parse_function(self, is_entry, is_extern):
         # optional return params for .func: (.param .b32 r) name (...)
+        ret_params = []
         if self.peek().text == "(":
-            self.parse_param_list()
+            ret_params = self.parse_param_list()
         name_t = self.next()
         if name_t.kind != "ident":
             self.err("expected a function name", name_t)
@@ -284,6 +285,8 @@ class _Parser:
             p.offset = off
             off += p.size
         body = _Body(self, name, params)
+        for q in ret_params:
+            body.params[q.name] = q
         body.parse_block()
         prog = body.finish()
         prog.maxnreg, prog.reqntid, prog.maxntid = maxnreg, reqntid, maxntid
@@ -339,6 +342,7 @@ class _Body:
         self.labels: dict = {}          # unique label name -> instruction index
         self.shared_vars: dict = {v.name: v for v in p.module_shared}
         self.local_vars: dict = {}
+        self.unknown: list = []
 
     # scope helpers
     def lookup(self, name):
@@ -449,6 +453,8 @@ class _Body:
         if ot.kind != "ident" or ot.text.startswith("%"):
             p.err("expected an instruction mnemonic", ot)
         opcode, mods = split_opcode(ot.text)
+        if opcode not in KNOWN_OPCODES:
+            self.unknown.append((ot.line, ot.text))
         operands = []
         if p.peek().text != ";":
             while True:
@@ -601,6 +607,11 @@ class _Body:
         return op
 
     def finish(self) -> Program:
+        if self.unknown:
+            line, text = self.unknown[0]
+            listing = ", ".join(f"{t} (line {ln})" for ln, t in self.unknown[:20])
+            raise PTXError(f"unknown instruction {text!r}" + (f"; all unknown: {listing}" if len(self.unknown) > 1 else ""),
+                           location=f"{self.p.filename}:{line}", hint="a PTX ISA 8.x instruction mnemonic")
         # labels scanned after the labels dict got filled: collect scoped labels (already recorded in scopes)
         insts = []
         for idx, (opcode, mods, guard, operands, line, text, _sc) in enumerate(self.raw):

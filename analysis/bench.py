@@ -1,0 +1,216 @@
+"""Simulator speed benchmark on a fixed set of bundled calibration launches.
+
+    results = run_bench(cases=None, arch="h200", quick=False)   # list of dicts (one per case)
+    info = machine_info()                                        # CPU, cores, python, numpy, date, git commit
+
+Each (case, mode) runs in a fresh subprocess (``python -m warpgraph.analysis.bench --worker JSON``) so the
+peak resident memory (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) is that run's alone. Modes: detailed
+``timing`` and ``sampled`` (skipped, with the reason, when the simulator rejects it). ``--quick``: only the
+smallest default launch, scaled down with ``warpgraph.workloads.scale.small_variant``.
+
+Injection for tests: ``simulate_target="module:function"`` names the simulate function the worker imports
+(default ``warpgraph:simulate``); ``isolate=False`` runs in-process (peak memory then is the process's).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+__all__ = ["DEFAULT_CASES", "QUICK_CASE", "run_bench", "run_case", "machine_info", "resolve_case", "main"]
+
+DEFAULT_CASES = ("gemm_tma_M2048_N2048_K2048", "attn_B4_H16_S1024_D64_causal0", "rmsnorm_rows4096_cols4096",
+                 "gemm_ptr_M1024_N1024_K1024")
+#: ``--quick``: the smallest default GEMM, shrunk with small_variant
+QUICK_CASE = "gemm_ptr_M1024_N1024_K1024@small"
+_SAMPLED_REJECTED = ("sampled",)
+
+
+def _records_dir(arch: str = "h200") -> Path:
+    import warpgraph.workloads as wl
+
+    return Path(wl.__file__).resolve().parent / "records" / arch
+
+
+def resolve_case(case: str, arch: str = "h200") -> tuple[Path, bool]:
+    """(record directory, shrink with small_variant?) of a case: a bundled record name or a path, with an
+    optional ``@small`` suffix. Raises ``UserError`` if it does not exist."""
+    from warpgraph.core.errors import UserError
+
+    small = case.endswith("@small")
+    base = case[: -len("@small")] if small else case
+    p = Path(base)
+    for cand in (p, _records_dir(arch) / base, _records_dir("h200") / base):
+        if (cand / "launch.json").is_file():
+            return cand, small
+    raise UserError(f"unknown bench case {case!r}", location="--cases",
+                    hint="a bundled record name (" + ", ".join(DEFAULT_CASES) + ") or a launch-record folder")
+
+
+def _import_target(target: str) -> Callable:
+    mod, _, fn = target.partition(":")
+    import importlib
+
+    obj = importlib.import_module(mod)
+    return getattr(obj, fn or "simulate")
+
+
+def _peak_rss_bytes() -> int:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(r if sys.platform == "darwin" else r * 1024)  # Linux reports KiB
+
+
+def _run_here(spec: dict, simulate_fn: Callable | None = None) -> dict:
+    """Run one (case, mode) in this process; returns a JSON-ready dict (never raises)."""
+    out: dict[str, Any] = {"case": spec["case"], "mode": spec["mode"]}
+    try:
+        d, small = Path(spec["dir"]), bool(spec.get("small"))
+        target: Any = d
+        if small:
+            from warpgraph import load_record
+            from warpgraph.workloads.scale import small_variant
+
+            target = small_variant(load_record(d))
+        fn = simulate_fn or _import_target(spec.get("simulate_target") or "warpgraph:simulate")
+        t0 = time.perf_counter()
+        res = fn(target, spec["arch"], mode=spec["mode"], overrides=spec.get("overrides") or None)
+        wall = time.perf_counter() - t0
+        m = dict(getattr(res, "metrics", None) or {})
+        cyc = m.get("cycles")
+        wi = m.get("warp_instructions")
+        w = float(m.get("wall_seconds") or wall)
+        out.update({
+            "status": "ok",
+            "cycles": float(cyc) if cyc is not None else None,
+            "warp_instructions": float(wi) if wi is not None else None,
+            "wall_seconds": w,
+            "simulated_cycles_per_second": float(m.get("simulated_cycles_per_second") or
+                                                 ((cyc or 0) / w if w > 0 else 0.0)),
+            "warp_instructions_per_second": float(m.get("warp_instructions_per_second") or
+                                                  ((wi or 0) / w if w > 0 else 0.0)),
+            "sampling": m.get("sampling") if isinstance(m.get("sampling"), dict) else None,
+        })
+    except Exception as e:  # noqa: BLE001 -- reported per case
+        msg = e.format() if hasattr(e, "format") and callable(e.format) else str(e)
+        from warpgraph.core.errors import UserError
+
+        rejected = spec["mode"] == "sampled" and isinstance(e, UserError) and "sampled" in msg
+        out.update({"status": "skipped" if rejected else "error", "error": f"{type(e).__name__}: {msg}"})
+    out["peak_rss_bytes"] = _peak_rss_bytes()
+    return out
+
+
+def run_case(case: str, arch: str = "h200", mode: str = "timing", *, overrides=None, isolate: bool = True,
+             simulate_fn: Callable | None = None, simulate_target: str | None = None,
+             timeout_s: float | None = None) -> dict:
+    """Benchmark one case in one mode (in a fresh subprocess when ``isolate``)."""
+    d, small = resolve_case(case, arch)
+    spec = {"case": case, "dir": str(d), "small": small, "arch": arch, "mode": mode, "overrides": overrides,
+            "simulate_target": simulate_target}
+    if not isolate or simulate_fn is not None:
+        r = _run_here(spec, simulate_fn)
+        r["peak_rss_scope"] = "process"
+        return r
+    cmd = [sys.executable, "-m", "warpgraph.analysis.bench", "--worker", json.dumps(spec)]
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return {"case": case, "mode": mode, "status": "error", "error": f"timed out after {timeout_s} s",
+                "wall_seconds": time.perf_counter() - t0, "peak_rss_bytes": None}
+    line = next((ln for ln in reversed(p.stdout.splitlines()) if ln.startswith("{")), None)
+    if p.returncode != 0 or line is None:
+        tail = (p.stderr or p.stdout).strip().splitlines()[-3:]
+        return {"case": case, "mode": mode, "status": "error",
+                "error": f"worker exited {p.returncode}: " + " | ".join(tail), "peak_rss_bytes": None}
+    r = json.loads(line)
+    r["peak_rss_scope"] = "subprocess"
+    return r
+
+
+def run_bench(cases: Sequence[str] | None = None, arch: str = "h200", *, quick: bool = False, sampled: bool = True,
+              overrides=None, isolate: bool = True, simulate_fn: Callable | None = None,
+              simulate_target: str | None = None, timeout_s: float | None = None,
+              progress: Callable[[dict], None] | None = None) -> list[dict]:
+    """One entry per case: ``{"case", "detailed": {...}, "sampled": {...} | None, "sampled_cycle_diff_pct"}``."""
+    if cases is None:
+        cases = [QUICK_CASE] if quick else list(DEFAULT_CASES)
+    for c in cases:  # fail early on unknown names
+        resolve_case(c, arch)
+    out = []
+    kw = dict(overrides=overrides, isolate=isolate, simulate_fn=simulate_fn, simulate_target=simulate_target,
+              timeout_s=timeout_s)
+    for c in cases:
+        det = run_case(c, arch, "timing", **kw)
+        smp = run_case(c, arch, "sampled", **kw) if sampled else None
+        diff = None
+        if (smp and smp.get("status") == "ok" and det.get("status") == "ok" and det.get("cycles")
+                and smp.get("cycles") is not None):
+            diff = (smp["cycles"] - det["cycles"]) / det["cycles"] * 100.0
+        entry = {"case": c, "detailed": det, "sampled": smp, "sampled_cycle_diff_pct": diff,
+                 "sampled_speedup": (det["wall_seconds"] / smp["wall_seconds"])
+                 if diff is not None and smp.get("wall_seconds") else None}
+        out.append(entry)
+        if progress:
+            progress(entry)
+    return out
+
+
+def _git_commit() -> str | None:
+    here = Path(__file__).resolve().parent.parent
+    try:
+        p = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return p.stdout.strip() or None if p.returncode == 0 else None
+
+
+def _cpu_model() -> str:
+    try:
+        for ln in Path("/proc/cpuinfo").read_text().splitlines():
+            if ln.lower().startswith("model name"):
+                return ln.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_info() -> dict[str, Any]:
+    import numpy
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover
+        cores = os.cpu_count()
+    try:
+        from warpgraph import __version__ as wv
+    except ImportError:  # pragma: no cover
+        wv = None
+    return {"cpu_model": _cpu_model(), "cores": cores, "cpu_count": os.cpu_count(), "platform": platform.platform(),
+            "python": platform.python_version(), "numpy": numpy.__version__, "warpgraph": wv,
+            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), "git_commit": _git_commit()}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Worker entry: ``python -m warpgraph.analysis.bench --worker '<json spec>'`` prints one JSON line."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) != 2 or argv[0] != "--worker":
+        print("usage: python -m warpgraph.analysis.bench --worker JSON (internal; use `warpgraph bench`)",
+              file=sys.stderr)
+        return 2
+    r = _run_here(json.loads(argv[1]))
+    sys.stdout.write("\n" + json.dumps(r) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

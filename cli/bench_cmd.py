@@ -1,0 +1,107 @@
+"""``warpgraph bench``: simulator speed (cycles/s, warp-instructions/s, peak memory) on bundled launches.
+
+Exit codes: 0 every case ran (a rejected sampled mode is reported as skipped), 1 a case failed, 2 user error."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable, Optional
+
+import typer
+
+__all__ = ["register", "bench_command", "run_bench_cli"]
+
+
+def _f(v, fmt="{:,.0f}") -> str:
+    return "" if v is None else fmt.format(v)
+
+
+def _mib(b) -> str:
+    return "" if b is None else f"{b / 2**20:,.0f}"
+
+
+def _print(results, info, console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title=f"warpgraph bench — {info.get('cpu_model')} ({info.get('cores')} cores)")
+    for c in ("case", "mode", "sim cycles", "warp insts", "wall s", "cycles/s", "warp-insts/s", "peak MiB",
+              "Δcycles vs detailed"):
+        t.add_column(c, justify="left" if c in ("case", "mode") else "right", overflow="fold")
+    for e in results:
+        for mode_key in ("detailed", "sampled"):
+            r = e.get(mode_key)
+            if r is None:
+                continue
+            if r.get("status") != "ok":
+                tag = "[yellow]skipped[/]" if r.get("status") == "skipped" else "[red]FAILED[/]"
+                msg = "" if r.get("status") == "skipped" else " ".join((r.get("error") or "").split())[:70]
+                t.add_row(escape(e["case"]), mode_key, tag, escape(msg), "", "", "", _mib(r.get("peak_rss_bytes")), "")
+                continue
+            diff = e.get("sampled_cycle_diff_pct") if mode_key == "sampled" else None
+            t.add_row(escape(e["case"]), mode_key, _f(r.get("cycles")), _f(r.get("warp_instructions")),
+                      _f(r.get("wall_seconds"), "{:.2f}"), _f(r.get("simulated_cycles_per_second")),
+                      _f(r.get("warp_instructions_per_second")), _mib(r.get("peak_rss_bytes")),
+                      "" if diff is None else f"{diff:+.2f}%")
+    console.print(t)
+
+
+def run_bench_cli(arch: str = "h200", json_path: Optional[Path] = None, cases: Optional[str] = None,
+                  quick: bool = False, *, simulate_fn: Callable | None = None, simulate_target: str | None = None,
+                  timeout_s: float | None = None, console=None) -> int:
+    """The command's body; returns the exit code (raises ``UserError`` for user errors)."""
+    from rich.console import Console
+
+    from warpgraph.analysis import bench as B
+
+    console = console or Console()
+    case_list = [c.strip() for c in cases.split(",") if c.strip()] if cases else None
+    if case_list is not None and quick:
+        case_list = [c if c.endswith("@small") else c + "@small" for c in case_list]
+
+    def progress(e):
+        d = e["detailed"]
+        st = f"{d.get('wall_seconds') or 0:.1f} s" if d.get("status") == "ok" else d.get("status")
+        console.print(f"  {e['case']}: {st}", highlight=False)
+
+    results = B.run_bench(case_list, arch, quick=quick, simulate_fn=simulate_fn, simulate_target=simulate_target,
+                          timeout_s=timeout_s, progress=progress)
+    info = B.machine_info()
+    _print(results, info, console)
+    skipped = {e["sampled"].get("error") for e in results if e.get("sampled") and e["sampled"].get("status") == "skipped"}
+    if skipped:
+        console.print("sampled mode skipped: " + "; ".join(sorted(" ".join(s.split()) for s in skipped if s)),
+                      highlight=False)
+    if json_path is not None:
+        json_path = Path(json_path)
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps({"arch": arch, "quick": quick, "machine": info, "results": results},
+                                        indent=1) + "\n")
+        console.print(f"wrote {json_path}", highlight=False)
+    failed = [e for e in results
+              if e["detailed"].get("status") != "ok" or (e.get("sampled") or {}).get("status") == "error"]
+    return 1 if failed else 0
+
+
+def bench_command(
+    arch: str = typer.Option("h200", "--arch", help="Bundled architecture name or YAML path."),
+    json_path: Optional[Path] = typer.Option(None, "--json", help="Write the results (and machine info) to FILE."),
+    cases: Optional[str] = typer.Option(None, "--cases", help="Comma-separated bundled record names or folders."),
+    quick: bool = typer.Option(False, "--quick", help="Only a scaled-down small launch (seconds)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per case and mode (default none)."),
+) -> None:
+    """Measure simulation speed (cycles/s, warp-instructions/s, peak memory) on bundled launches."""
+    from warpgraph.core.errors import UserError
+
+    try:
+        code = run_bench_cli(arch, json_path, cases, quick, timeout_s=timeout)
+    except UserError as e:
+        from warpgraph.cli.main import print_error
+
+        print_error(e)
+        raise typer.Exit(2)
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("bench")(bench_command)

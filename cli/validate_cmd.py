@@ -1,0 +1,160 @@
+"""``warpgraph validate``: simulate a folder of launch records and compare with their hardware measurements.
+
+Exit codes: 0 all records simulated (accuracy is reported, not enforced), 1 some record failed to simulate,
+2 user error (missing folder, no records, bad option)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Optional
+
+import typer
+
+__all__ = ["register", "validate_command", "run_validate"]
+
+_SET_HELP = "Override a parameter, e.g. --set tma.admission_depth=8 (repeatable; passed to simulate)."
+
+
+def _f(v, fmt="{:,.0f}") -> str:
+    return "" if v is None else fmt.format(v)
+
+
+def _err_style(e) -> str:
+    if e is None:
+        return ""
+    s = f"{e:+.1f}%"
+    return f"[green]{s}[/]" if abs(e) <= 10 else f"[yellow]{s}[/]" if abs(e) <= 20 else f"[red]{s}[/]"
+
+
+def _print_results(rows, summary, console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    cols = [("launch", "left"), ("hw cycles", "right"), ("sim cycles", "right"), ("err", "right"),
+            ("SASS×", "right"), ("DRAM×", "right"), ("L2×", "right"), ("occ sim", "right"), ("occ hw", "right"),
+            ("bound", "right"), ("by", "left"), ("hw/bound", "right"), ("sim/bound", "right"), ("wall s", "right")]
+    body = []
+    for r in rows:
+        if r["status"] != "ok":
+            body.append([escape(r["name"]), _f(r.get("hw_cycles")), "[red]FAILED[/]"] + [""] * 10
+                        + [_f(r.get("wall_seconds"), "{:.1f}")])
+            continue
+        body.append([escape(r["name"]), _f(r.get("hw_cycles")), _f(r.get("sim_cycles")), _err_style(r.get("error_pct")),
+                     _f(r.get("sass_ratio"), "{:.2f}"), _f(r.get("dram_ratio"), "{:.2f}"),
+                     _f(r.get("l2_ratio"), "{:.2f}"), _f(r.get("sim_occupancy_pct"), "{:.1f}"),
+                     _f(r.get("hw_occupancy_pct"), "{:.1f}"), _f(r.get("bound_cycles")), r.get("bound_by") or "",
+                     _f(r.get("hw_over_bound"), "{:.2f}"), _f(r.get("sim_over_bound"), "{:.2f}"),
+                     _f(r.get("wall_seconds"), "{:.1f}")])
+    keep = [i for i in range(len(cols)) if i == 0 or any(b[i] for b in body)]  # drop all-empty columns
+    t = Table(title=f"validation on {summary.get('arch')} ({summary.get('mode')})")
+    for i in keep:
+        t.add_column(cols[i][0], justify=cols[i][1], no_wrap=(i == 0))
+    for b in body:
+        t.add_row(*[b[i] for i in keep])
+    console.print(t)
+    if any(r.get("sim_top_stalls") or r.get("hw_top_stalls") for r in rows):
+        t2 = Table(title="top-3 stall reasons per issued instruction (other side's value in brackets)")
+        t2.add_column("launch", no_wrap=True)
+        t2.add_column("simulated")
+        t2.add_column("hardware")
+        for r in rows:
+            if r.get("sim_top_stalls") or r.get("hw_top_stalls"):
+                t2.add_row(escape(r["name"]), escape(r.get("sim_top_stalls") or ""),
+                           escape(r.get("hw_top_stalls") or ""))
+        console.print(t2)
+    c = summary["cycles"]
+    lines = [f"records: {summary['n_records']}  simulated: {summary['n_ok']}  failed: {summary['n_failed']}  "
+             f"with measurements: {summary['n_measured']}"]
+    if c["n"]:
+        r_s = "n/a" if c["pearson_r"] is None else f"{c['pearson_r']:.4f}"
+        rl_s = "n/a" if c["pearson_r_log"] is None else f"{c['pearson_r_log']:.4f}"
+        lines.append(f"cycles (N={c['n']}): MAPE {c['mape_pct']:.2f}%  bias {c['bias_pct']:+.2f}%  "
+                     f"max |err| {c['max_abs_error_pct']:.2f}% ({c['max_abs_error_record']})  r {r_s}  "
+                     f"r(log) {rl_s}  within 10%: {c['within_10_pct'] * 100:.0f}%  "
+                     f"within 20%: {c['within_20_pct'] * 100:.0f}%")
+    for p in summary["speedup_pairs"]:
+        hw = "n/a" if p["hw_speedup"] is None else f"{p['hw_speedup']:.3f}"
+        sim = "n/a" if p["sim_speedup"] is None else f"{p['sim_speedup']:.3f}"
+        err = "" if p["error_pct"] is None else f"  error {p['error_pct']:+.1f}%"
+        lines.append(f"speedup {p['new']} over {p['old']}: hw {hw}×  sim {sim}×{err}")
+    dm = summary["dram_memory_bound"]
+    for ch in dm["checks"]:
+        ok = {True: "[green]ok[/]", False: "[red]off[/]", None: "n/a"}[ch["within_tol"]]
+        e = "" if ch["error_pct"] is None else f"{ch['error_pct']:+.1f}%"
+        lines.append(f"DRAM bytes (memory-bound) {escape(str(ch['name']))}: {e} {ok}")
+    for f in summary["failed"]:
+        lines.append(f"[red]failed[/] {escape(str(f['name']))}: {escape(str(f['error']))}")
+    for ln in lines:
+        console.print(ln, highlight=False)
+
+
+def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] | None = None,
+                 out: Optional[Path] = None, mode: str = "timing", jobs: int = 1, filter_: Optional[str] = None,
+                 *, simulate_fn: Callable | None = None, roofline_fn: Callable | None = None, console=None) -> int:
+    """The command's body; returns the exit code (raises ``UserError`` for user errors)."""
+    from rich.console import Console
+
+    from warpgraph.analysis import validate as V
+    from warpgraph.core.errors import UserError
+
+    console = console or Console()
+    if mode not in ("timing", "sampled"):
+        raise UserError(f"unknown mode {mode!r}", location="--mode", hint="timing or sampled")
+    if jobs < 1:
+        raise UserError(f"--jobs must be >= 1, got {jobs}", location="--jobs", hint="a positive integer")
+    root = Path(directory) if directory is not None else V.default_records_dir("h200")
+    if not root.exists():
+        raise UserError(f"no such directory: {root}", location="DIR", hint="a folder of launch records")
+    dirs = V.discover_records(root, filter_)
+    if not dirs:
+        raise UserError(f"no launch records (folders with launch.json) under {root}"
+                        + (f" matching {filter_!r}" if filter_ else ""), location="DIR",
+                        hint="a folder containing <name>/launch.json record directories")
+    if simulate_fn is None:  # check arch and --set once instead of failing every record the same way
+        from warpgraph import load_arch
+        from warpgraph.runner.simulate import split_overrides
+
+        arch_ov, _, _ = split_overrides(list(set_ or []) or None)
+        load_arch(arch, overrides=arch_ov)
+    out = Path(out) if out is not None else Path(f"validation-{Path(arch).stem}")
+    console.print(f"validating {len(dirs)} launch record(s) from {root} on {arch} ({mode}, jobs={jobs})",
+                  highlight=False)
+
+    def progress(row):
+        e = row.get("error_pct")
+        st = ("FAILED" if row["status"] != "ok" else f"{e:+.1f}%" if e is not None else "ok")
+        console.print(f"  {row['name']}: {st}  ({row.get('wall_seconds') or 0:.1f} s)", highlight=False)
+
+    rows = V.validate_records(dirs, arch, mode=mode, overrides=list(set_ or []) or None, jobs=jobs,
+                              simulate_fn=simulate_fn, roofline_fn=roofline_fn, root=root, progress=progress)
+    summary = V.summarize(rows, arch=arch, mode=mode)
+    paths = V.write_outputs(rows, summary, out)
+    _print_results(rows, summary, console)
+    console.print("wrote " + ", ".join(str(p) for p in paths.values()), highlight=False)
+    return 1 if summary["n_failed"] else 0
+
+
+def validate_command(
+    directory: Optional[Path] = typer.Argument(
+        None, help="Folder of launch records (searched recursively). Default: the bundled workloads/records/<arch>."),
+    arch: str = typer.Option("h200", "--arch", help="Bundled architecture name or YAML path."),
+    set_: list[str] = typer.Option([], "--set", help=_SET_HELP),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default ./validation-<arch>)."),
+    mode: str = typer.Option("timing", "--mode", help="timing | sampled"),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Simulate records in N processes (output order is fixed)."),
+    filter_: Optional[str] = typer.Option(None, "--filter", help="Glob on record name or relative path, e.g. 'gemm*'."),
+) -> None:
+    """Simulate every launch record of a folder and compare with measured.json (MAPE, bias, r, scatter plot)."""
+    from warpgraph.core.errors import UserError
+
+    try:
+        code = run_validate(directory, arch, set_, out, mode, jobs, filter_)
+    except UserError as e:
+        from warpgraph.cli.main import print_error
+
+        print_error(e)
+        raise typer.Exit(2)
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate_command)
