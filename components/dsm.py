@@ -28,7 +28,9 @@ class DsmFabric:
         self.n_sm = n = int(param(getattr(spec, "sm", None), "count", 132))
         self.sms_per_cpc = int(param(f, "sms_per_cpc", 6))
         planes = int(param(f, "gx_planes", 2))
-        enabled = int(param(f, "gx_planes_enabled", planes) if planes_enabled is None else planes_enabled)
+        if planes_enabled is None:
+            planes_enabled = param(f, "gx_planes_enabled", None)
+        enabled = int(planes) if planes_enabled is None else int(planes_enabled)  # None = all planes on
         self.link_bpc = (int(param(f, "dsm_links_per_cpc", 4)) * float(param(f, "dsm_link_bytes_per_cycle", 32))
                          * enabled / planes)
         self.sm_cap = self.link_bpc / self.sms_per_cpc

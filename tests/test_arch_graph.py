@@ -37,7 +37,7 @@ def test_contract_node_names_and_attrs(h200_graph):
         assert {"role", "kind", "component"} <= set(d)
         assert isinstance(d["component"], Component) and d["component"].name == n
     assert g.nodes["sm17.tensor"]["kind"] == "wgmma"
-    assert g.nodes["sm17.tma"]["component"].param("admission_depth") == 16
+    assert g.nodes["sm17.tma"]["component"].param("admission_depth") == spec.tma.admission_depth
     for a, b, d in g.edges(data=True):
         assert "latency_cycles" in d and "bandwidth_bytes_per_cycle" in d
     e = g.edges["xbar", "l2.s0"]

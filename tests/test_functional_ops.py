@@ -245,7 +245,7 @@ def test_out_of_bounds_is_simulation_error():
     with pytest.raises(SimulationError) as ei:
         run(body)
     e = ei.value
-    assert e.location.endswith(":18") and "warp 0 lane 0" in e.message and "0x" in e.message
+    assert e.location == "kernel.ptx:20" and "warp 0 lane 0" in e.message and "0x" in e.message
 
 
 def test_misaligned_is_simulation_error():

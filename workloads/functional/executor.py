@@ -254,7 +254,15 @@ class Batch:
         fn = _DECODERS.get(op)
         if fn is None:
             raise PTXError(f"unsupported instruction {op}", location=self.loc(inst), hint=inst.text)
-        return fn(self, inst)
+        h = fn(self, inst)
+        if inst.kind == Kind.CLOCK and h is not None and self.ex.want_trace:
+            def hc(act, full, h=h):
+                h(act, full)
+                pay = np.zeros((self.W, 4), dtype=np.int64)
+                pay[:, 0] = self._clock_pay
+                self.pay = pay
+            return hc
+        return h
 
     # ------------------------------------------------------------------------------------------ helpers
     def active_idx(self, act, full):

@@ -126,7 +126,10 @@ def _run_batch(ex, b: Batch, steps0: int):
     L = b.L
     tr = b.trace
     K_BRANCH, K_EXIT, K_BAR, K_WAIT = int(Kind.BRANCH), int(Kind.EXIT), int(Kind.BAR_SYNC), int(Kind.MBAR_WAIT)
-    is_ctl = [k in (K_BRANCH, K_EXIT, K_BAR) or (k == K_WAIT) for k in kinds]
+    # an mbarrier wait is a poll loop when the next instruction branches back to (or before) it
+    poll = [k == K_WAIT and i + 1 < n_inst and kinds[i + 1] == K_BRANCH and targets[i + 1] is not None
+            and targets[i + 1] <= i for i, k in enumerate(kinds)]
+    is_ctl = [k in (K_BRANCH, K_EXIT, K_BAR) or poll[i] for i, k in enumerate(kinds)]
     max_steps = ex.max_steps
     live = b.live.copy()
     groups: dict = {}
@@ -193,6 +196,7 @@ def _run_batch(ex, b: Batch, steps0: int):
                 mid = mid_plain
             h = handlers[pc]
             b.pay = None
+            b.wait_failed = False
             if h is not None:
                 try:
                     h(eff, efull)
@@ -253,7 +257,7 @@ def _run_batch(ex, b: Batch, steps0: int):
                     continue
                 blocked[pc] = blocked[pc] | act if pc in blocked else act
                 break
-            if k == K_WAIT:
+            if poll[pc]:
                 if b.wait_failed:
                     b.wait_failed = False
                     # lanes whose poll failed spin: park them (they re-poll once others made progress)

@@ -617,6 +617,10 @@ class _Body:
         for idx, (opcode, mods, guard, operands, line, text, _sc) in enumerate(self.raw):
             ops = tuple(self.fix(o) for o in operands)
             kind, unit = classify(opcode, mods)
+            if opcode == "mov" and len(ops) == 2 and isinstance(ops[1], Sym) and ops[1].space == "special" \
+                    and ops[1].name.split(".")[0] in ("%clock", "%clock64", "%globaltimer", "%globaltimer_lo",
+                                                      "%globaltimer_hi"):
+                kind = Kind.CLOCK
             inst = Instruction(idx, line, text, opcode, mods, guard, ops, kind, unit)
             dsts, srcs = _roles(inst)
             inst.dsts, inst.srcs = dsts, srcs
