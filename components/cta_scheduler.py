@@ -78,7 +78,10 @@ class CtaScheduler(Component):
     """Round-robin CTA placement with waves. Use :meth:`setup` before :meth:`initial`/:meth:`on_retire`."""
 
     def setup(self, n_ctas: int, n_sms: int, ctas_per_sm: int, *, launch_latency_cycles: int = 0,
-              sm_order: list[int] | None = None, cluster_size: int = 1, sms_per_gpc: int | None = None):
+              sm_order: list[int] | None = None, cluster_size: int = 1, sms_per_gpc: int | None = None,
+              assignment: dict | None = None):
+        """``assignment`` (sampled mode): a fixed ``{sm: [cta, ...]}`` in launch order; only those SMs run,
+        each launching its list in order (``ctas_per_sm`` at a time)."""
         self.n_ctas = n_ctas
         self.n_sms = n_sms
         self.ctas_per_sm = ctas_per_sm
@@ -88,6 +91,8 @@ class CtaScheduler(Component):
         self.sms_per_gpc = sms_per_gpc
         self.next_cta = 0
         self.resident = [0] * n_sms
+        self.assignment = {int(k): list(v) for k, v in assignment.items()} if assignment is not None else None
+        self._apos = {k: 0 for k in self.assignment} if self.assignment is not None else None
         return self
 
     @classmethod
@@ -97,6 +102,14 @@ class CtaScheduler(Component):
     def initial(self) -> list[tuple[int, int]]:
         """(cta, sm) of the first wave, in launch order (slot-major round robin over ``sm_order``)."""
         out = []
+        if self.assignment is not None:
+            for slot in range(self.ctas_per_sm):
+                for sm, lst in self.assignment.items():
+                    if slot < len(lst):
+                        out.append((lst[slot], sm))
+                        self.resident[sm] += 1
+                        self._apos[sm] = slot + 1
+            return out
         if self.cluster_size > 1:
             return self.place_cluster_wave()
         for slot in range(self.ctas_per_sm):
@@ -111,6 +124,14 @@ class CtaScheduler(Component):
     def on_retire(self, sm: int) -> int | None:
         """A CTA on ``sm`` retired: the next pending CTA to launch there (or None)."""
         self.resident[sm] -= 1
+        if self.assignment is not None:
+            lst = self.assignment.get(sm, ())
+            k = self._apos.get(sm, 0)
+            if k >= len(lst):
+                return None
+            self._apos[sm] = k + 1
+            self.resident[sm] += 1
+            return lst[k]
         if self.next_cta >= self.n_ctas:
             return None
         cta = self.next_cta

@@ -24,13 +24,12 @@ The core knows nothing about PTX: the runner lowers each static instruction to t
 """
 from __future__ import annotations
 
-from heapq import heappush
 from math import ceil
 
 from warpgraph.components import stalls as S
 from warpgraph.core.errors import SimulationError
 
-__all__ = ["StaticTables", "CoreConfig", "SMCore", "INF", "OPS", "PIPES", "PIPE_THROTTLE"]
+__all__ = ["StaticTables", "CoreConfig", "SMCore", "Group", "INF", "OPS", "PIPES", "PIPE_THROTTLE"]
 
 INF = 1 << 62
 
@@ -93,29 +92,57 @@ class CoreConfig:
         self.tma_throttle_reason = S.MIO_THROTTLE
         self.smem_ii = 1                # MIO cycles per shared wavefront
         self.lsu_ii_per_line = 1        # LSU cycles per 128-B line of a global access
+        self.window = 32                # run-ahead window of an SM beyond the engine's next event (cycles)
         for k, v in kw.items():
             if not hasattr(self, k):
                 raise TypeError(f"unknown CoreConfig field {k!r}")
             setattr(self, k, v)
 
 
+class Group:
+    """One replay entity handed to the core by the runner: the warps ``ws`` (indices within the CTA) of one CTA
+    whose pc streams are identical, and their *bundle* stream: ``pcs`` (list of static indices) and payload
+    lists ``a0..a3``/``act`` already aggregated over the warps (sums for memory / tensor payloads, the elected
+    warp's for TMA / mbarrier, ``act`` = number of warps with active threads). A group of one warp is the
+    per-warp model."""
+
+    __slots__ = ("ws", "pcs", "a0", "a1", "a2", "a3", "act")
+
+    def __init__(self, ws, pcs, a0, a1, a2, a3, act):
+        self.ws, self.pcs, self.a0, self.a1, self.a2, self.a3, self.act = ws, pcs, a0, a1, a2, a3, act
+
+
 class _Warp:
-    __slots__ = ("g", "cta", "w", "sm", "sp", "spst", "pcs", "n", "pos", "a0", "a1", "a2", "a3", "act",
-                 "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio", "age", "issued", "ptx", "launch",
-                 "cpa_open", "cpa_groups", "wg_open", "wg_groups", "st_ack", "tma_next", "parked", "wait_dsts",
-                 "done", "exit_t", "nclock")
+    """A bundle of ``m`` warps of one CTA replayed as one entity (``m == 1``: a plain warp)."""
+
+    __slots__ = ("g", "gs", "cta", "w", "ws", "m", "sm", "sp", "sps", "spl", "spk", "kmax", "nsx", "wgp", "pcs",
+                 "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
+                 "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
+                 "st_ack", "tma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st", "wake")
+
+
+def _split_groups(stream_of, cta: int, wpc: int):
+    """Per-warp groups of a CTA (the ``bundle=False`` model and the fallback when no ``groups_of`` is given)."""
+    out = []
+    for w in range(wpc):
+        st = stream_of(cta * wpc + w)
+        tl = (lambda a: a.tolist()) if hasattr(st.pc, "tolist") else list
+        out.append(Group([w], tl(st.pc), tl(st.a0), tl(st.a1), tl(st.a2), tl(st.a3), tl(st.active)))
+    return out
 
 
 class SMCore:
-    """Replays warp streams through sub-partitions and timing units. See module docstring.
+    """Replays warp bundles through sub-partitions and timing units. See module docstring.
 
-    ``stream_of(g)`` returns an object with ``pc`` and ``a0..a3``/``active`` arrays (Contract 2 WarpStream).
+    ``groups_of(cta)`` returns the CTA's :class:`Group` list (bundles); without it every warp is its own group,
+    read through ``stream_of(g)`` (an object with ``pc``, ``a0..a3``, ``active`` arrays: Contract 2 WarpStream).
     Units follow Contract 6; any of them may be None (fixed-latency fallbacks from ``lat``).
+    ``sms``: the SMs that run CTAs (sampled mode); all by default.
     """
 
     def __init__(self, engine, tables: StaticTables, cfg: CoreConfig, *, n_ctas: int, warps_per_cta: int,
                  threads_per_cta: int, stream_of, scheduler, mem=None, smem=None, tma=None, mbar=None, tc=None,
-                 max_cycles: int | None = None):
+                 max_cycles: int | None = None, groups_of=None, merge_subpartitions: bool = False):
         self.eng = engine
         self.T = tables
         self.cfg = cfg
@@ -123,6 +150,8 @@ class SMCore:
         self.wpc = warps_per_cta
         self.tpc = threads_per_cta
         self.stream_of = stream_of
+        self.groups_of = groups_of
+        self.merge_sps = merge_subpartitions
         self.sched = scheduler
         self.mem, self.smem, self.tma, self.mbar, self.tc = mem, smem, tma, mbar, tc
         self.max_cycles = max_cycles
@@ -131,6 +160,7 @@ class SMCore:
             raise SimulationError(f"unknown warp scheduler policy {cfg.policy!r}", hint="gto or lrr")
         nsp = cfg.subpartitions
         self.spst = [[[0] * len(PIPES) for _ in range(nsp)] for _ in range(cfg.n_sms)]
+        self.window = int(cfg.window)
         self.stall = [0] * S.NREASONS
         self.issued = 0
         self.ptx_issued = 0
@@ -140,6 +170,11 @@ class SMCore:
         self.cta_sm = {}
         self.cta_warps = {}
         self.bars: dict[int, dict] = {}
+        self.smb = [[] for _ in range(cfg.n_sms)]        # live bundles per SM
+        self.sm_evt = [INF] * cfg.n_sms                   # time of the SM's pending engine event (INF: none)
+        self.sm_running = -1
+        self.sm_events = 0
+        self.wg_cache: dict = {}
         self.sm_res_ctas = [0] * cfg.n_sms
         self.sm_active_since = [0] * cfg.n_sms
         self.sm_active_cycles = [0] * cfg.n_sms
@@ -155,6 +190,7 @@ class SMCore:
         self.ctas_done = 0
         self.age = 0
         self.end_cycle = 0
+        self.bundles = 0
         self.op_counts = [0] * len(OPS)
         self.rf_bpc = float(getattr(tc, "rf_bpc", 512) or 512)
 
@@ -168,25 +204,46 @@ class SMCore:
         cfg = self.cfg
         nsp = cfg.subpartitions
         nregs = self.T.nregs
+        wpc = self.wpc
         if self.sm_res_ctas[sm] == 0:
             self.sm_active_since[sm] = t
         self.sm_res_ctas[sm] += 1
-        self.cta_live[cta] = self.wpc
+        self.cta_live[cta] = wpc
         self.cta_end[cta] = t
         self.cta_sm[cta] = sm
+        groups = self.groups_of(cta) if self.groups_of is not None else _split_groups(self.stream_of, cta, wpc)
         ws_list = []
-        sched = self.eng.schedule
-        for w in range(self.wpc):
-            g = cta * self.wpc + w
-            st = self.stream_of(g)
+        spst_sm = self.spst[sm]
+        for G in groups:
             W = _Warp()
-            W.g, W.cta, W.w, W.sm, W.sp = g, cta, w, sm, w % nsp
-            W.spst = self.spst[sm][w % nsp]
-            W.pcs = st.pc.tolist() if hasattr(st.pc, "tolist") else list(st.pc)
+            ws = list(G.ws)
+            m = len(ws)
+            W.ws, W.m = ws, m
+            W.g, W.cta, W.w, W.sm = cta * wpc + ws[0], cta, ws[0], sm
+            W.gs = [cta * wpc + w for w in ws]
+            W.sps = [w % nsp for w in ws]
+            W.sp = W.sps[0]
+            cnt: dict[int, int] = {}
+            for s in W.sps:
+                cnt[s] = cnt.get(s, 0) + 1
+            if self.merge_sps:
+                # every bundle of the launch covers all sub-partitions evenly (the runner checks): their states
+                # stay identical, so one shared state per SM stands for all of them; a bundle that is not even
+                # (not expected) conservatively occupies it for its most loaded sub-partition
+                W.spk = [(spst_sm[0], max(cnt.values()))]
+            else:
+                W.spk = [(spst_sm[s], k) for s, k in sorted(cnt.items())]
+            W.spl = [s for s, _ in W.spk]
+            W.kmax = max(k for _, k in W.spk)
+            W.nsx = m * (W.kmax - 1)
+            wg: dict[int, int] = {}
+            for w in ws:
+                wg[w >> 2] = wg.get(w >> 2, 0) + 1
+            W.wgp = [(x, k, min(4, wpc - 4 * x)) for x, k in sorted(wg.items())]
+            W.pcs = G.pcs
             W.n = len(W.pcs)
             W.pos = 0
-            W.a0, W.a1, W.a2, W.a3 = st.a0, st.a1, st.a2, st.a3
-            W.act = st.active
+            W.a0, W.a1, W.a2, W.a3, W.act = G.a0, G.a1, G.a2, G.a3, G.act
             W.rr = [0] * nregs
             W.rk = [S.WAIT] * nregs
             W.launch = t
@@ -203,6 +260,7 @@ class SMCore:
             W.cpa_groups = []
             W.wg_open = 0
             W.wg_groups = []
+            W.wg_ord = 0
             W.st_ack = 0
             W.tma_next = 0
             W.parked = None
@@ -210,25 +268,43 @@ class SMCore:
             W.done = False
             W.exit_t = 0
             W.nclock = 0
-            self.warps[g] = W
+            W.st = t
+            W.wake = None
+            self.warps[W.g] = W
             ws_list.append(W)
-            sched(t, self._step, W, prio=W.prio)
+            self.smb[sm].append(W)
+            self.bundles += 1
         self.cta_warps[cta] = ws_list
+        self._kick(sm, t)
+
+    def _kick(self, sm: int, t: int) -> None:
+        """Make sure SM ``sm`` runs no later than ``t`` (one pending engine event per SM)."""
+        if sm == self.sm_running:
+            return
+        if t < self.sm_evt[sm]:
+            now = self.eng.now
+            if t < now:
+                t = now
+            self.sm_evt[sm] = t
+            self.eng.schedule(t, self._run_sm, sm, prio=1 + sm)
 
     def _warp_exit(self, W: _Warp, t_exit: int) -> None:
         W.done = True
         W.exit_t = t_exit
         W.parked = None
-        cycles = t_exit - W.launch
+        W.st = INF
+        m = W.m
+        cycles = (t_exit - W.launch) * m
         self.warp_resident_cycles += cycles
         self.sm_warp_cycles[W.sm] += cycles
-        self.issued += W.issued
-        self.ptx_issued += W.ptx
-        self.sm_issued[W.sm] += W.issued
+        self.issued += W.issued * m
+        self.ptx_issued += W.ptx * m
+        self.sm_issued[W.sm] += W.issued * m
+        self.smb[W.sm].remove(W)
         cta = W.cta
         if t_exit > self.cta_end[cta]:
             self.cta_end[cta] = t_exit
-        self.cta_live[cta] -= 1
+        self.cta_live[cta] -= m
         # free the stream arrays
         W.pcs = W.rr = W.rk = None
         W.a0 = W.a1 = W.a2 = W.a3 = W.act = None
@@ -269,7 +345,7 @@ class SMCore:
         if b is None:
             nw = -(-nthreads // 32) if nthreads > 0 else self.wpc
             b = bars[bid] = [0, 0, [], nw]
-        b[0] += 1
+        b[0] += W.m
         if t > b[1]:
             b[1] = t
         b[2].append(W)
@@ -283,13 +359,14 @@ class SMCore:
             return False
         T = max(b[1], t) + self.cfg.bar_latency
         del bars[bid]
-        sched = self.eng.schedule
+        now = self.eng.now
         for X in b[2]:
             X.hold_t = T
             X.hold_r = S.BARRIER
             if X is not cur:
                 X.parked = None
-                sched(max(T, self.eng.now), self._step, X, prio=X.prio)
+                X.st = T if T > now else now
+                self._kick(X.sm, X.st)
         return True
 
     # -- wake-ups from units ------------------------------------------------------------------------------
@@ -305,16 +382,68 @@ class SMCore:
             W.hold_t = c
         if W.parked is not None:
             W.parked = None
-            self.eng.schedule(max(W.t, self.eng.now, c), self._step, W, prio=W.prio)
+            st = W.t
+            now = self.eng.now
+            if now > st:
+                st = now
+            if c > st:
+                st = c
+            W.st = st
+            self._kick(W.sm, st)
+
+    # -- the SM loop: one engine event per SM and run-ahead window ---------------------------------------------
+    def _run_sm(self, sm: int) -> None:
+        """Issue from the SM's bundles in (ready time, priority) order while the next issue lies within
+        ``window`` cycles of the engine's next event; then sleep until the earliest bundle's ready time."""
+        eng = self.eng
+        if self.sm_evt[sm] != eng.now:
+            return  # superseded by an earlier event of this SM
+        self.sm_evt[sm] = INF
+        self.sm_running = sm
+        self.sm_events += 1
+        bl = self.smb[sm]
+        q = eng._q
+        win = self.window
+        mc = self.max_cycles if self.max_cycles is not None else INF
+        step = self._step
+        while True:
+            best = None
+            bt = INF
+            bp = 0
+            ot = INF
+            op_ = 0
+            for X in bl:
+                x = X.st
+                if x < bt or (x == bt and X.prio < bp):
+                    ot, op_ = bt, bp
+                    best, bt, bp = X, x, X.prio
+                elif x < ot or (x == ot and X.prio < op_):
+                    ot, op_ = x, X.prio
+            if bt >= INF:
+                break
+            lim = (q[0][0] if q else bt) + win
+            if lim > mc:
+                lim = mc  # never run past the cycle limit (the engine reports it with the stuck warps)
+            if bt > lim:
+                self.sm_running = -1
+                self._kick(sm, bt)
+                return
+            step(best, ot, op_, lim)
+        self.sm_running = -1
 
     # -- the hot loop ------------------------------------------------------------------------------------
-    def _step(self, W: _Warp) -> None:  # noqa: C901 (one function on purpose: locals are fast)
+    def _step(self, W: _Warp, ot: int, op_: int, lim: int) -> None:  # noqa: C901 (one function: locals are fast)
+        """Issue W's instructions while W stays ahead of the SM's other bundles (next ready ``ot``, priority
+        ``op_``) and within ``lim``; then leave its next ready time in ``W.st``."""
         T = self.T
         OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN = T.op, T.cost, T.pipe, T.ii, T.lat, T.deps, T.dsts, T.rsn
-        q = self.eng._q
         lrr = self.lrr
         stall = self.stall
-        spst = W.spst
+        spl = W.spl
+        spk = W.spk
+        kmax = W.kmax
+        nsx = W.nsx
+        m = W.m
         pcs = W.pcs
         rr = W.rr
         rk = W.rk
@@ -332,7 +461,7 @@ class SMCore:
                 c = 0
                 td = t
                 rd = S.WAIT
-                tp = t
+                tp = ts = t
                 ht = W.hold_t
                 tt = max(t, ht)
                 p = 0
@@ -356,7 +485,14 @@ class SMCore:
                     ptx += 1
                     continue
                 p = PIPE[i]
-                tp = spst[p]
+                tp = ts = 0
+                for s in spl:
+                    x = s[p]
+                    if x > tp:
+                        tp = x
+                    x = s[0]
+                    if x > ts:
+                        ts = x
                 ht = W.hold_t
                 if OP_TMA_LD <= op <= OP_TMA_ST and W.tma_next > tp:
                     tp = W.tma_next
@@ -365,8 +501,8 @@ class SMCore:
                     tt = ht
                 if tp > tt:
                     tt = tp
-                if spst[0] > tt:
-                    tt = spst[0]
+                if ts > tt:
+                    tt = ts
                 c = COST[i]
             if tt >= INF:
                 # waits on something unknown (barrier partners, an mbarrier phase): park until woken
@@ -374,50 +510,57 @@ class SMCore:
                 W.issued += issued
                 W.ptx += ptx
                 W.parked = (op, i)
+                W.st = INF
                 return
-            if q:
-                top = q[0]
+            if tt >= ot or tt > lim:
                 # GTO greedy run-ahead: a warp issuing back to back (no stall: tt == t) a warp-local
                 # instruction (ALU/branch: no unit, no other warp involved) keeps the sub-partition, as GTO
-                # does; anything else is issued in global time order (units see non-decreasing times).
-                if tt >= top[0] and (lrr or tt != t or op > OP_BRANCH):
+                # does; anything else is issued in time order within the SM (units see non-decreasing times
+                # up to the window).
+                if lrr or tt != t or op > OP_BRANCH:
                     mp = tlast + 2 if lrr else W.prio
-                    if tt > top[0] or top[1] < mp:
+                    if tt > ot or tt > lim or op_ < mp:
                         W.pos, W.t, W.tlast = pos, t, tlast
                         W.issued += issued
                         W.ptx += ptx
-                        self.eng.schedule(tt, self._step, W, prio=mp)
+                        W.prio = mp
+                        W.st = tt
                         return
-            # ---- issue at tt: charge the stall cycles tlast+1 .. tt-1 ----
+            # ---- issue at tt: charge the stall cycles tlast+1 .. tt-1 (per warp of the bundle) ----
             c0 = tlast + 1
             if tt > c0:
                 if ht > c0:
                     x = ht if ht < tt else tt
-                    stall[W.hold_r] += x - c0
+                    stall[W.hold_r] += (x - c0) * m
                     c0 = x
                 if td > c0:
                     x = td if td < tt else tt
-                    stall[rd] += x - c0
+                    stall[rd] += (x - c0) * m
                     c0 = x
-                if tp > c0 and tp > spst[0]:
+                if tp > c0 and tp > ts:
                     # the pipe binds beyond the issue slot: throttle (else another warp holds the slot)
                     x = tp if tp < tt else tt
-                    stall[PIPE_THROTTLE[p]] += x - c0
+                    stall[PIPE_THROTTLE[p]] += (x - c0) * m
                     c0 = x
                 if tt > c0:
-                    stall[S.NOT_SELECTED] += tt - c0
+                    stall[S.NOT_SELECTED] += (tt - c0) * m
             if c:
-                spst[0] = tt + c
-                if p:
-                    spst[p] = tt + c * II[i]
-                tlast = tt + c - 1
-                t = tt + c
+                ii = II[i]
+                for s, k in spk:
+                    s[0] = tt + c * k
+                    if p:
+                        s[p] = tt + c * k * ii
+                if nsx:
+                    # the bundle's warps on one sub-partition take turns: each waits (k-1)·c per instruction
+                    stall[S.NOT_SELECTED] += c * nsx
+                t = tt + c * kmax
+                tlast = t - 1
             else:
                 tlast = tt - 1 if tt - 1 > tlast else tlast
                 t = tt
             issued += c
             ptx += 1
-            opc[op] += 1
+            opc[op] += m
             if op == OP_ALU:
                 rt = tt + LAT[i]
                 rs = RSN[i]
@@ -437,7 +580,7 @@ class SMCore:
             if op == OP_EXIT:
                 te = t if t > W.st_ack else W.st_ack
                 if te > t:
-                    stall[S.DRAIN] += te - t
+                    stall[S.DRAIN] += (te - t) * m
                 W.pos, W.t, W.tlast = pos, t, tlast
                 W.issued += issued
                 W.ptx += ptx
@@ -445,16 +588,19 @@ class SMCore:
                 return
             k = pos - 1
             if op == OP_LDG or op == OP_STG or op == OP_CP_ASYNC:
-                sectors = int(W.a0[k])
+                sectors = W.a0[k]
                 if sectors:
-                    lines = int(W.a3[k])
+                    lines = W.a3[k]
                     if lines > 1:
-                        spst[p] = tt + lines * self.cfg.lsu_ii_per_line
+                        li = self.cfg.lsu_ii_per_line
+                        for s, kk in spk:
+                            x = tt + (lines * kk * li) // m
+                            if x > s[p]:
+                                s[p] = x
                     self.global_sectors += sectors
                     mem = self.mem
-                    opn = T.aux[i]
                     if mem is not None:
-                        done = mem.global_access(tt, W.sm, opn, sectors, int(W.a1[k]), lines, int(W.a2[k]))
+                        done = mem.global_access(tt, W.sm, T.aux[i], sectors, W.a1[k], lines, W.a2[k])
                     else:
                         done = tt + LAT[i]
                 else:
@@ -471,13 +617,17 @@ class SMCore:
                     if done > W.cpa_open:
                         W.cpa_open = done
             elif op == OP_LDS or op == OP_STS:
-                wf = int(W.a0[k])
+                wf = W.a0[k]
                 if wf:
                     self.shared_wavefronts += wf
                     if wf > 1:
-                        spst[p] = tt + wf * self.cfg.smem_ii
+                        si = self.cfg.smem_ii
+                        for s, kk in spk:
+                            x = tt + (wf * kk * si) // m
+                            if x > s[p]:
+                                s[p] = x
                     smem = self.smem
-                    done = smem.access(tt, W.sm, wf, int(W.a2[k])) if smem is not None else tt + LAT[i]
+                    done = smem.access(tt, W.sm, wf, W.a2[k]) if smem is not None else tt + LAT[i]
                 else:
                     done = tt + LAT[i]
                 if op == OP_LDS:
@@ -486,30 +636,32 @@ class SMCore:
                         rr[d] = done
                         rk[d] = rs
             elif op == OP_BAR:
-                bid = int(W.a0[k])
-                nthr = int(W.a1[k])
                 W.hold_t = INF
                 W.hold_r = S.BARRIER
                 W.pos, W.t, W.tlast = pos, t, tlast
-                if not self._bar_arrive(W, bid, nthr, tt):
-                    W.issued += issued
-                    W.ptx += ptx
+                W.issued += issued
+                W.ptx += ptx
+                if not self._bar_arrive(W, W.a0[k], W.a1[k], tt):
                     W.parked = (op, i)
-                    return
+                    W.st = INF
+                else:
+                    W.st = t  # the release woke other bundles of this SM: let the SM loop re-pick
+                return
             elif op == OP_MBAR_WAIT:
                 if W.act[k]:
-                    hint = int(W.a2[k])
+                    hint = W.a2[k]
                     reason = self.cfg.mbar_sleep_reason if hint >= 0 else self.cfg.mbar_wait_reason
-                    if not int(W.a3[k]):
+                    if not W.a3[k]:
                         # functionally failed poll: a fixed-latency probe
                         done = tt + LAT[i]
                     elif self.mbar is None:
                         done = tt + LAT[i]
                     else:
                         W.wait_dsts = DSTS[i]
-                        done = self.mbar.wait(int(W.a1[k]), int(W.a0[k]), tt,
-                                              T.aux[i], hint,
-                                              lambda cyc, W=W, reason=reason: self._wake(W, cyc, reason))
+                        wk = W.wake
+                        if wk is None or wk[0] != reason:
+                            wk = W.wake = (reason, lambda cyc, W=W, reason=reason: self._wake(W, cyc, reason))
+                        done = self.mbar.wait(W.a1[k], W.a0[k], tt, T.aux[i], hint, wk[1])
                         if done is None:
                             done = INF
                     for d in DSTS[i]:
@@ -521,39 +673,38 @@ class SMCore:
                         rk[d] = S.WAIT
             elif op == OP_MBAR_ARRIVE:
                 if W.act[k] and self.mbar is not None:
-                    self.mbar.arrive(int(W.a1[k]), tt, int(W.a2[k]), int(W.a0[k]))
+                    self.mbar.arrive(W.a1[k], tt, W.a2[k], W.a0[k])
                 for d in DSTS[i]:
                     rr[d] = tt + LAT[i]
                     rk[d] = S.SHORT_SCOREBOARD
             elif op == OP_MBAR_INIT:
                 if W.act[k] and self.mbar is not None:
-                    self.mbar.init(int(W.a1[k]), int(W.a0[k]), tt)
+                    self.mbar.init(W.a1[k], W.a0[k], tt)
             elif op == OP_TMA_LD or op == OP_TMA_ST:
                 if W.act[k]:
-                    nbytes = int(W.a0[k])
+                    nbytes = W.a0[k]
                     store = op == OP_TMA_ST
                     if self.tma is not None:
-                        nxt = self.tma.issue(tt, W.sm, W.g, nbytes, int(W.a3[k]),
-                                             0 if store else int(W.a2[k]), int(W.a1[k]), store)
+                        nxt = self.tma.issue(tt, W.sm, W.g, nbytes, W.a3[k], 0 if store else W.a2[k], W.a1[k],
+                                             store)
                     else:
                         nxt = tt + LAT[i]
                     W.tma_next = nxt
             elif op == OP_WGMMA:
-                flops = int(W.a0[k])
+                flops = W.a0[k]
                 self.wgmma_flops += flops
                 tc = self.tc
                 if tc is not None:
-                    done = tc.wgmma(tt, W.sm, (W.cta, W.w >> 2), flops, int(W.a1[k]), int(W.a2[k]),
-                                    bool(W.a3[k]))
-                    rel = getattr(tc, "last_release", 0)
+                    done, rel, rfb = self._wgmma(W, tt, flops, W.a1[k], W.a2[k], W.a3[k])
                     if rel > tt + 1:  # accumulator queue full: the warp waits for the oldest op
                         W.hold_t = rel
                         W.hold_r = S.MATH_PIPE_THROTTLE
-                    rfb = getattr(tc, "last_rf_bytes", 0)
-                    if rfb:  # this warp's quarter of the accumulator traffic through its operand collector
-                        x = tt + int(rfb / (4 * self.rf_bpc))
-                        if x > spst[P_TENSOR]:
-                            spst[P_TENSOR] = x
+                    if rfb:  # each warp's quarter of the accumulator traffic through its operand collector
+                        q4 = 4 * self.rf_bpc
+                        for s, kk in spk:
+                            x = tt + int(rfb * kk / q4)
+                            if x > s[P_TENSOR]:
+                                s[P_TENSOR] = x
                 else:
                     done = tt + LAT[i]
                 if done > W.wg_open:
@@ -562,7 +713,7 @@ class SMCore:
                 W.wg_groups.append(W.wg_open)
                 W.wg_open = 0
             elif op == OP_WGMMA_WAIT:
-                nallow = int(W.a0[k])
+                nallow = W.a0[k]
                 grp = W.wg_groups
                 if W.wg_open:  # wgmmas not committed yet count as a group (conservative)
                     grp.append(W.wg_open)
@@ -578,7 +729,7 @@ class SMCore:
                 W.cpa_groups.append(W.cpa_open)
                 W.cpa_open = 0
             elif op == OP_CPA_WAIT:
-                nallow = int(W.a0[k])
+                nallow = W.a0[k]
                 grp = W.cpa_groups
                 if len(grp) > nallow:
                     cut = len(grp) - nallow
@@ -593,18 +744,35 @@ class SMCore:
                     fn(W.sm, W.g)
             elif op == OP_BULK_WAIT:
                 if self.tma is not None:
-                    h = self.tma.bulk_group_done(W.sm, W.g, int(W.a0[k]))
+                    h = self.tma.bulk_group_done(W.sm, W.g, W.a0[k])
                     if h is not None and h > tt + 1:
                         W.hold_t = h
                         W.hold_r = S.LONG_SCOREBOARD
             elif op == OP_MMA:
-                flops = int(W.a0[k])
+                flops = W.a0[k]
                 self.mma_flops += flops
                 tc = self.tc
                 if tc is not None:
-                    nxt, done = tc.mma_sync(tt, W.sm, W.sp, T.aux[i], flops)
-                    if nxt > spst[P_TENSOR]:
-                        spst[P_TENSOR] = nxt
+                    # every warp of the bundle issues its MMA on its sub-partition's pipe
+                    done = tt
+                    per = flops // m
+                    nxt_sp: dict = {}
+                    for sp in W.sps:
+                        nxt, d = tc.mma_sync(tt, W.sm, sp, T.aux[i], per)
+                        nxt_sp[sp] = nxt
+                        if d > done:
+                            done = d
+                    if self.merge_sps or len(spk) == 1:
+                        nxt = max(nxt_sp.values())
+                        for s, _k in spk:
+                            if nxt > s[P_TENSOR]:
+                                s[P_TENSOR] = nxt
+                    else:
+                        spst_sm = self.spst[W.sm]
+                        for sp, nxt in nxt_sp.items():
+                            s = spst_sm[sp]
+                            if nxt > s[P_TENSOR]:
+                                s[P_TENSOR] = nxt
                 else:
                     done = tt + LAT[i]
                 rs = RSN[i]
@@ -612,7 +780,8 @@ class SMCore:
                     rr[d] = done
                     rk[d] = rs
             elif op == OP_CLOCK:
-                self.clock_issue[(W.g, int(W.a0[k]))] = tt
+                for g in W.gs:
+                    self.clock_issue[(g, W.a0[k])] = tt
                 for d in DSTS[i]:
                     rr[d] = tt + LAT[i]
                     rk[d] = S.WAIT
@@ -627,6 +796,43 @@ class SMCore:
                 for d in DSTS[i]:
                     rr[d] = rt
                     rk[d] = rs
+
+    def _wgmma(self, W: _Warp, tt: int, flops: int, smem_bytes: int, n: int, a_regs: int):
+        """One ``wgmma`` of the bundle: the tensor unit is called once per warpgroup (its 4 warps together);
+        a warpgroup split over several bundles (per-warp model) shares the first caller's result.
+        Returns (completion, release cycle, accumulator register bytes of one warpgroup op)."""
+        tc = self.tc
+        m = W.m
+        pf = flops // m      # per-warp quarter of the warpgroup's FLOPs
+        ps = smem_bytes // m
+        ordn = W.wg_ord
+        W.wg_ord = ordn + 1
+        done = rel = 0
+        rfb = 0
+        cache = self.wg_cache
+        for x, k, size in W.wgp:
+            ent = None
+            if k < size:
+                key = (W.cta, x, ordn)
+                ent = cache.get(key)
+            if ent is None:
+                d = tc.wgmma(tt, W.sm, (W.cta, x), pf * size, ps * size, n, bool(a_regs))
+                r = getattr(tc, "last_release", 0)
+                b = getattr(tc, "last_rf_bytes", 0)
+                if k < size:
+                    cache[key] = [d, r, b, size - k]
+            else:
+                d, r, b = ent[0], ent[1], ent[2]
+                ent[3] -= k
+                if ent[3] <= 0:
+                    del cache[key]
+            if d > done:
+                done = d
+            if r > rel:
+                rel = r
+            if b > rfb:
+                rfb = b
+        return done, rel, rfb
 
     # -- diagnostics ------------------------------------------------------------------------------------
     def stuck_report(self, limit: int = 20) -> str:

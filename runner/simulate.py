@@ -2,8 +2,12 @@
 
 Overrides: keys of the arch YAML (``"tma.admission_depth": 8``) go to ``load_arch``; keys starting with
 ``timing.`` are runner knobs (``timing.policy=lrr``, ``timing.units=standin``, ``timing.n_sms=8``,
-``timing.registers=128``), keys ``sass.<opcode>=N`` override the SASS issue-slot table
-(components/sass_cost.py).
+``timing.registers=128``, ``timing.bundle=0`` for the per-warp model, ``timing.window=32`` SM run-ahead window),
+keys ``sass.<opcode>=N`` override the SASS issue-slot table (components/sass_cost.py).
+
+Modes: ``timing`` (detailed: every SM), ``sampled`` (runner/sampling.py: ``sample`` SMs in detail, the rest
+statistically; ``sample=None|k|[sm ids]|{"sms": k, "seed": s}``, seed defaults to ``seed``), ``functional``.
+``bundle=False`` replays every warp on its own (validation of the warp-bundle model, runner/timing.py).
 """
 from __future__ import annotations
 
@@ -19,7 +23,12 @@ _HERE = Path(__file__).resolve().parent.parent
 #: the bundled default record of ``warpgraph run`` with no RECORD
 DEFAULT_RECORD = _HERE / "workloads" / "records" / "h200" / "gemm_tma_M2048_N2048_K2048"
 
-_TIMING_KEYS = {"policy": str, "units": str, "n_sms": int, "registers": int, "shared_bytes": int}
+def _bool(v) -> bool:
+    return str(v).strip().lower() not in ("0", "false", "no", "off", "")
+
+
+_TIMING_KEYS = {"policy": str, "units": str, "n_sms": int, "registers": int, "shared_bytes": int, "bundle": _bool,
+                "window": int}
 
 
 def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
@@ -66,7 +75,7 @@ def _reads_clock(program) -> bool:
 
 def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", overrides=None, max_cycles: int | None = None,
              want_outputs: bool = False, check: bool = False, seed: int = 0, trace_path=None, sample=None,
-             max_steps: int | None = None) -> RunResult:
+             max_steps: int | None = None, bundle: bool | None = None) -> RunResult:
     """Simulate one launch record on an architecture (Contract 5)."""
     from warpgraph.topologies import load_arch
     from warpgraph.workloads.record import LaunchRecord, load_record
@@ -74,8 +83,6 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     t0 = time.perf_counter()
     if mode not in ("timing", "functional", "sampled"):
         raise UserError(f"unknown mode {mode!r}", hint="timing, functional or sampled")
-    if mode == "sampled":
-        raise UserError("mode 'sampled' is not implemented yet", hint="timing or functional")
     if record_or_path is None:
         record_or_path = DEFAULT_RECORD
     record = record_or_path if isinstance(record_or_path, LaunchRecord) else load_record(record_or_path)
@@ -104,9 +111,17 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps)
     functional_s = time.perf_counter() - t_f
     trace = fres.trace
+    smp = None
+    if mode == "sampled":
+        from warpgraph.runner.sampling import make_sample
+
+        smp = make_sample(sample, seed)
+    if bundle is None:
+        bundle = knobs.get("bundle", True)
     out = run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
                      policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
-                     shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None)
+                     shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
+                     window=knobs.get("window"), sample=smp)
     outputs = fres.outputs if compute else None
     if compute and _reads_clock(program) and out.clock_issue:
         ci = out.clock_issue
@@ -123,12 +138,13 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     m = out.metrics
     m["wall_seconds"] = wall
     m["functional_wall_seconds"] = functional_s
+    m["timing_share_pct"] = round(100.0 * m["timing_wall_seconds"] / wall, 1) if wall > 0 else 0.0
     m["simulated_cycles_per_second"] = m["cycles"] / wall if wall > 0 else 0.0
     m["warp_instructions_per_second"] = m["warp_instructions"] / wall if wall > 0 else 0.0
     m["timing_warp_instructions_per_second"] = (m["warp_instructions"] / m["timing_wall_seconds"]
                                                 if m["timing_wall_seconds"] > 0 else 0.0)
     m.setdefault("roofline", _roofline(m, spec))
-    m.setdefault("sampling", {"mode": "detailed", "sampled_sms": None})
+    m.setdefault("sampling", {"mode": "detailed", "sms": None, "seed": None, "fraction": 1.0})
     stats = out.stats
     g = stats.group("run")
     g.set("wall_seconds", wall)

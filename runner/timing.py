@@ -8,11 +8,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from warpgraph.components import stalls as S
 from warpgraph.components.cta_scheduler import CtaScheduler, occupancy
 from warpgraph.components.sass_cost import sass_per_ptx
 from warpgraph.components.sm_core import (INF, OPS, P_ALU, P_CBU, P_FMA, P_FP16, P_FP64, P_LSU, P_MIO, P_SFU,
-                                          P_TENSOR, P_UNIFORM, CoreConfig, SMCore, StaticTables)
+                                          P_TENSOR, P_UNIFORM, CoreConfig, Group, SMCore, StaticTables)
 from warpgraph.components import sm_core as C
 from warpgraph.core.engine import ClockDomain, Engine, CycleLimitExceeded
 from warpgraph.core.errors import SimulationError
@@ -20,7 +22,8 @@ from warpgraph.core.stats import Stats
 from warpgraph.runner.standin_units import (StandinMbarrier, StandinMemory, StandinSharedMemory,
                                             StandinTensorCore, StandinTma, sget)
 
-__all__ = ["lower", "core_config", "build_units", "run_timing", "TimingOutcome", "registers_per_thread"]
+__all__ = ["lower", "core_config", "build_units", "run_timing", "TimingOutcome", "registers_per_thread",
+           "BundleBuilder"]
 
 # Unit name -> (pipe, latencies-section key, stall reason of its results)
 _UNIT = {
@@ -172,6 +175,129 @@ def registers_per_thread(program, record=None) -> tuple[int, str]:
     return est, "estimate from PTX register declarations"
 
 
+# how a bundle aggregates the payload of its warps, per op class (Contract 2 payload table)
+_P_FIRST, _P_SUM, _P_ELECT, _P_WGMMA = 0, 1, 2, 3
+_PAY = {C.OP_LDG: _P_SUM, C.OP_STG: _P_SUM, C.OP_CP_ASYNC: _P_SUM, C.OP_LDS: _P_SUM, C.OP_STS: _P_SUM,
+        C.OP_MMA: _P_SUM, C.OP_WGMMA: _P_WGMMA, C.OP_TMA_LD: _P_ELECT, C.OP_TMA_ST: _P_ELECT,
+        C.OP_MBAR_INIT: _P_ELECT, C.OP_MBAR_ARRIVE: _P_ELECT, C.OP_MBAR_WAIT: _P_ELECT}
+
+
+class BundleBuilder:
+    """``groups_of(cta)`` for the SM core: the warps of a CTA with identical pc streams form one bundle.
+
+    Payloads of a bundle (per dynamic instruction): memory / shared / mma payloads are summed over its warps
+    (the units are bandwidth servers: one larger request is equivalent); wgmma FLOPs and smem bytes are summed
+    (N and the A-from-registers flag are the first warp's); TMA and mbarrier payloads are the elected warp's
+    (first warp with active threads) — when several warps are active on the same barrier / transaction their
+    bytes / arrivals / tx counts are summed; if they use different barriers the bundle is split into single
+    warps. Everything else (bar.sync ids, wait_group N) is the first warp's. ``act`` becomes the number of warps
+    with active threads. Kernels that read ``%clock`` are never bundled (per-warp clock values).
+    ``bundle=False`` gives the per-warp model (every warp its own group)."""
+
+    def __init__(self, trace, tables: StaticTables, bundle: bool = True):
+        self.trace = trace
+        self.wpc = trace.warps_per_cta
+        self.bundle = bool(bundle) and C.OP_CLOCK not in tables.op
+        self.cls = np.array([_PAY.get(o, _P_FIRST) for o in tables.op] or [0], dtype=np.int8)
+        self.tmaop = np.array([o in (C.OP_TMA_LD, C.OP_TMA_ST) for o in tables.op] or [False])
+        self.arrop = np.array([o == C.OP_MBAR_ARRIVE for o in tables.op] or [False])
+        self.nsp = 4
+        self.bundles = 0
+        self.warps = 0
+
+    def _single(self, w, st) -> Group:
+        return Group([w], st.pc.tolist(), st.a0.tolist(), st.a1.tolist(), st.a2.tolist(), st.a3.tolist(),
+                     st.active.tolist())
+
+    def ws_groups(self, cta: int):
+        """The warp index lists of CTA ``cta``'s bundles (no payload work)."""
+        return [ws for ws, _ in self._classes(cta)]
+
+    def _classes(self, cta: int):
+        wpc = self.wpc
+        streams = [self.trace.warp_stream(cta * wpc + w) for w in range(wpc)]
+        if not self.bundle:
+            return [([w], [st]) for w, st in enumerate(streams)]
+        classes: list = []
+        for w, st in enumerate(streams):
+            pc = np.asarray(st.pc)
+            for rep, ws, ss in classes:
+                if len(rep) == len(pc) and (rep is pc or np.array_equal(rep, pc)):
+                    ws.append(w)
+                    ss.append(st)
+                    break
+            else:
+                classes.append((pc, [w], [st]))
+        return [(ws, ss) for _, ws, ss in classes]
+
+    def __call__(self, cta: int) -> list:
+        out = []
+        for ws, ss in self._classes(cta):
+            self.warps += len(ws)
+            if len(ws) == 1:
+                out.append(self._single(ws[0], ss[0]))
+                self.bundles += 1
+                continue
+            g = self._merge(ws, ss)
+            if g is None:
+                out.extend(self._single(w, st) for w, st in zip(ws, ss))
+                self.bundles += len(ws)
+            else:
+                out.append(g)
+                self.bundles += 1
+        return out
+
+    def _merge(self, ws, ss) -> Group | None:
+        pc = np.asarray(ss[0].pc)
+        n = len(pc)
+        A = np.stack([np.stack([np.asarray(s.a0), np.asarray(s.a1), np.asarray(s.a2), np.asarray(s.a3)])
+                      for s in ss]).astype(np.int64)                    # (m, 4, n)
+        act = np.stack([np.asarray(s.active) for s in ss])               # (m, n)
+        cls = self.cls[pc] if n else np.zeros(0, dtype=np.int8)
+        R = A[0].copy()
+        sm_ = cls == _P_SUM
+        if sm_.any():
+            R[:, sm_] = A[:, :, sm_].sum(0)
+        wg = cls == _P_WGMMA
+        if wg.any():
+            R[0:2, wg] = A[:, 0:2, wg].sum(0)
+        ac = act > 0
+        nact = ac.sum(0)
+        el = cls == _P_ELECT
+        if el.any():
+            cols = np.nonzero(el)[0]
+            idx = ac[:, cols].argmax(0)
+            R[:, cols] = A[idx, :, cols].T
+            multi = cols[nact[cols] > 1]
+            if len(multi):
+                keys = A[:, 1, multi]
+                same = (keys == R[1, multi][None, :]) | ~ac[:, multi]
+                if not same.all():
+                    return None
+                Am = (A[:, :, multi] * ac[:, None, multi]).sum(0)           # sums over the active warps
+                tm = self.tmaop[pc[multi]]
+                am = self.arrop[pc[multi]]
+                for row in (0, 2, 3):
+                    R[row, multi[tm]] = Am[row, tm]
+                for row in (0, 2):
+                    R[row, multi[am]] = Am[row, am]
+        return Group(list(ws), pc.tolist(), R[0].tolist(), R[1].tolist(), R[2].tolist(), R[3].tolist(),
+                     nact.tolist())
+
+    def balanced(self, nsp: int, ctas) -> bool:
+        """Whether every bundle of the given CTAs spans all ``nsp`` sub-partitions evenly."""
+        if not self.bundle:
+            return False
+        for cta in ctas:
+            for ws in self.ws_groups(cta):
+                cnt = [0] * nsp
+                for w in ws:
+                    cnt[w % nsp] += 1
+                if min(cnt) == 0 or min(cnt) != max(cnt):
+                    return False
+        return True
+
+
 def build_units(spec, engine, units: str = "auto"):
     """(mem, smem, tma, mbar, tc, names): the Contract-6 units, the registered model for each role's ``kind``
     in the spec (core/registry.py); stand-ins where only a structural fallback is registered."""
@@ -220,8 +346,13 @@ class TimingOutcome:
 
 def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, units: str = "auto",
                policy: str | None = None, n_sms: int | None = None, shared_bytes: int | None = None,
-               registers: int | None = None, sass_overrides: dict | None = None) -> TimingOutcome:
-    """Replay ``trace`` (Contract 2) on ``spec`` (Contract 4). Raises SimulationError on a hang / cycle limit."""
+               registers: int | None = None, sass_overrides: dict | None = None, bundle: bool = True,
+               window: int | None = None, sample=None) -> TimingOutcome:
+    """Replay ``trace`` (Contract 2) on ``spec`` (Contract 4). Raises SimulationError on a hang / cycle limit.
+
+    ``bundle``: replay the identical-stream warps of a CTA as one bundle (fast, default) or every warp alone.
+    ``window``: SM run-ahead window in cycles (CoreConfig.window). ``sample``: a
+    :class:`warpgraph.runner.sampling.Sample` (sampled mode: only its SMs run, with their CTA assignment)."""
     t_wall = time.perf_counter()
     prog = trace.program
     tables = lower(prog, spec, sass_overrides=sass_overrides)
@@ -244,13 +375,25 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
         max_smem_per_cta_bytes=int(sget(spec, "sm.max_shared_per_cta_bytes", 232448)),
         reserved_smem_per_cta_bytes=int(sget(spec, "sm.shared_reserved_per_cta_bytes", 1024)),
     )
+    if window is not None:
+        cfg.window = int(window)
     eng = Engine(ClockDomain("sm", float(sget(spec, "clocks.sm_mhz", 1755.0))))
     mem, smem, tma, mbar, tc, unit_names = build_units(spec, eng, units)
+    assignment = None
+    n_ctas_run = trace.n_ctas
+    if sample is not None:
+        assignment = sample.assign(trace.n_ctas, cfg.n_sms, occ.ctas_per_sm)
+        n_ctas_run = sum(len(v) for v in assignment.values())
+        sample.scale_units(mem, cfg.n_sms)
     sched = CtaScheduler.standalone(trace.n_ctas, cfg.n_sms, occ.ctas_per_sm,
-                                    launch_latency_cycles=cfg.launch_latency)
-    core = SMCore(eng, tables, cfg, n_ctas=trace.n_ctas, warps_per_cta=trace.warps_per_cta,
+                                    launch_latency_cycles=cfg.launch_latency, assignment=assignment)
+    groups = BundleBuilder(trace, tables, bundle)
+    probe = [0, trace.n_ctas - 1] if trace.n_ctas > 1 else [0]
+    merge = groups.balanced(cfg.subpartitions, probe)
+    core = SMCore(eng, tables, cfg, n_ctas=n_ctas_run, warps_per_cta=trace.warps_per_cta,
                   threads_per_cta=trace.threads_per_cta, stream_of=trace.warp_stream, scheduler=sched,
-                  mem=mem, smem=smem, tma=tma, mbar=mbar, tc=tc, max_cycles=max_cycles)
+                  mem=mem, smem=smem, tma=tma, mbar=mbar, tc=tc, max_cycles=max_cycles, groups_of=groups,
+                  merge_subpartitions=merge)
     eng.report = core.stuck_report
     core.start()
     eng.run(max_cycles=max_cycles)
@@ -259,7 +402,17 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
                               + core.stuck_report(),
                               hint="a bar.sync / mbarrier wait that can never complete (see the listed warps)")
     wall = time.perf_counter() - t_wall
-    return _outcome(core, eng, cfg, occ, tables, (mem, smem, tma, mbar, tc), unit_names, wall, spec)
+    out = _outcome(core, eng, cfg, occ, tables, (mem, smem, tma, mbar, tc), unit_names, wall, spec)
+    m = out.metrics
+    m["bundles"] = groups.bundles
+    m["bundled"] = groups.bundle
+    m["warps_per_bundle"] = round(groups.warps / groups.bundles, 3) if groups.bundles else 0.0
+    m["merged_subpartitions"] = merge
+    m["sm_events"] = core.sm_events
+    m["window_cycles"] = cfg.window
+    if sample is not None:
+        sample.finish(out, trace.n_ctas, n_ctas_run, cfg.n_sms)
+    return out
 
 
 def _unit_stats(u) -> dict:

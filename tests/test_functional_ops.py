@@ -297,3 +297,41 @@ def test_clock_oracle_and_payload():
     prog = res.trace.program
     c = [j for j, p in enumerate(ws.pc) if prog.instructions[p].kind.name == "CLOCK"]
     assert list(ws.a0[c]) == [0, 1]
+
+
+def test_generic_addressing_shared_and_param():
+    body = """ mov.u32 %r8, smem;
+ cvta.shared.u64 %rd6, %rd0;
+ cvt.u64.u32 %rd7, %r8;
+ cvta.shared.u64 %rd8, %rd7;
+ mul.wide.u32 %rd9, %r1, 4;
+ add.s64 %rd10, %rd8, %rd9;
+ st.u32 [%rd10], %r1;
+ bar.sync 0;
+ ld.u32 %r9, [%rd10];
+ mov.b64 %rd11, k_q0;
+ cvta.param.u64 %rd12, %rd11;
+ ld.u32 %r10, [%rd12];
+ cvta.to.shared.u64 %rd13, %rd10;
+ cvt.u32.u64 %r11, %rd13;
+ ld.shared.u32 %r12, [%r11];
+""" + st(0, "%r9") + st(1, "%r10") + st(2, "%r12")
+    res = run(body.replace("cvta.shared.u64 %rd6, %rd0;\n", ""), shared=256, extra_params=(12345,))
+    out = res.outputs["out"].astype(np.int64)
+    t = np.arange(64)
+    assert (out[:, 0] == t).all() and (out[:, 1] == 12345).all() and (out[:, 2] == t).all()
+
+
+def test_clock_ordinals_count_only_participating_warps():
+    body = """ setp.lt.u32 %p1, %r1, 32;
+ @!%p1 bra SKIP;
+ mov.u64 %rd6, %clock64;
+SKIP:
+ mov.u64 %rd7, %clock64;
+"""
+    res = run(body)
+    prog = res.trace.program
+    for g, n in ((0, [0, 1]), (1, [0])):
+        ws = res.trace.warp_stream(g)
+        c = [j for j, p in enumerate(ws.pc) if prog.instructions[p].kind.name == "CLOCK"]
+        assert list(ws.a0[c]) == n

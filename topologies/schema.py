@@ -254,6 +254,8 @@ class L2Spec(Section):
     bytes_per_cycle_per_slice: PosInt = 32
     hash: Literal["ipoly", "modulo"] = "ipoly"
     mshrs_per_slice: PosInt = 96
+    reuse_capacity_bytes: PosInt | None = Field(None, description="capacity an LRU over 128-B lines must have to "
+                                                "reproduce measured reuse and dirty write-back (None = size_bytes)")
 
     @model_validator(mode="after")
     def _check(self):

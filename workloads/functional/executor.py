@@ -105,6 +105,7 @@ class Batch:
         self.mbar: dict = {}          # smem addr -> dict of arrays over CTA slots
         self.clock_ord = np.zeros(self.W, dtype=np.int64)
         self.clock_counter = 0
+        self.cur_act = None
         self.wait_failed = False
         self.pay = None
         self.cp_groups = 0
@@ -240,7 +241,11 @@ class Batch:
             self.clock_counter += 1
             vals = np.full(W, self.clock_counter * 1000, dtype=np.uint64)
         self._clock_pay = self.clock_ord.copy()
-        self.clock_ord += 1
+        act = self.cur_act
+        if act is None:
+            self.clock_ord += 1
+        else:
+            self.clock_ord += act.reshape(W, 32).any(axis=1)
         v = np.repeat(vals, 32)
         if name in ("%clock", "%globaltimer_lo"):
             v = v & np.uint64(0xFFFFFFFF)

@@ -40,9 +40,14 @@ def _addr_fn(b, op, inst):
         rv = r.view(np.int64)
     else:
         rv = r
-    if off:
-        return lambda idx: rv[idx].astype(np.int64) + off
-    return lambda idx: rv[idx].astype(np.int64)
+    L = b.L
+
+    def f(idx):
+        v = rv.astype(np.int64) if len(idx) == L else rv[idx].astype(np.int64)
+        if off:
+            v += off
+        return v
+    return f
 
 
 def _vals_of(op):
@@ -78,12 +83,52 @@ def _gcheck(b, inst, idx, addrs, width):
                          hint=f"{min(width, 16)}-byte aligned addresses")
 
 
+def _full_warps(idx):
+    if len(idx) == 0 or len(idx) % 32:
+        return False
+    r = idx.reshape(-1, 32)
+    return not (r[:, 0] & 31).any() and bool((r[:, 31] - r[:, 0] == 31).all())
+
+
+def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes):
+    W = b.W
+    pay = np.zeros((W, 4), dtype=np.int64)
+    warps = idx[::32] >> 5
+    rows = np.sort(((addrs - GLOBAL_BASE) >> 5).reshape(-1, 32), axis=1)
+    d = np.ones(rows.shape, dtype=bool)
+    d[:, 1:] = rows[:, 1:] != rows[:, :-1]
+    pay[warps, 0] = d.sum(axis=1)
+    lines = rows >> 2
+    dl = np.ones(rows.shape, dtype=bool)
+    dl[:, 1:] = lines[:, 1:] != lines[:, :-1]
+    pay[warps, 3] = dl.sum(axis=1)
+    touched = b.ex.touched
+    if touched is not None:
+        sec = rows[d]
+        wd = np.repeat(warps, d.sum(axis=1))
+        new = ~touched[sec]
+        if new.any():
+            sn, wn = sec[new], wd[new]
+            stamp = b.ex.stamp
+            stamp[sn[::-1]] = wn[::-1]           # the lowest warp wins a sector shared in this instruction
+            win = stamp[sn] == wn
+            pay[:, 1] = np.bincount(wn[win], minlength=W)[:W]
+            touched[sn] = True
+    if nbytes is None:
+        pay[warps, 2] = 32 * width
+    else:
+        pay[warps, 2] = np.asarray(nbytes).reshape(-1, 32).sum(axis=1).astype(np.int64)
+    return pay
+
+
 def gmem_payload(b, idx, addrs, width, nbytes=None):
     """(W, 4): sectors, first-touched sectors, bytes, 128-B lines per warp."""
     W = b.W
     pay = np.zeros((W, 4), dtype=np.int64)
     if len(idx) == 0:
         return pay
+    if width <= 16 and _full_warps(idx):
+        return _gmem_payload_fullwarps(b, idx, addrs, width, nbytes)
     w = (idx >> 5).astype(np.int64)
     o = addrs - GLOBAL_BASE
     if width <= 32:
@@ -214,21 +259,46 @@ class _View:
             v = self.v[es] = self.arr[:n].view(_UT[es])
         return v
 
+    def wide(self, width):
+        """1-D view whose element i is bytes [i*width, (i+1)*width) (1-D fancy indexing is a fast memcpy;
+        vector accesses are width-aligned)."""
+        key = ("w", width)
+        v = self.v.get(key)
+        if v is None:
+            n = (self.arr.size // width) * width
+            v = self.v[key] = self.arr[:n].view(_WIDE[width])
+        return v
+
+    def gather(self, width, es, index):
+        """(k, width // es) element bits of the width-byte items at item indices ``index``."""
+        return self.wide(width)[index].view(_UT[es]).reshape(len(index), width // es)
+
+    def scatter(self, width, index, vals):
+        """Write (k, width // es) element bits at item indices ``index``."""
+        self.wide(width)[index] = np.ascontiguousarray(vals).view(_WIDE[width]).reshape(-1)
+
+
+_WIDE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.complex128, 32: np.dtype((np.complex128, 2))}
+
 
 def _reg_writer_lanes(b, op, es, signed):
     """w(idx, vals_uint_es) writes loaded element bits into register ``op`` at lanes idx."""
     if isinstance(op, Sink) or not isinstance(op, Reg):
         return None
     r = b.R[op.index]
+    L = b.L
 
     def w(idx, v):
         if r.dtype == np.bool_:
-            r[idx] = v != 0
-            return
-        if signed and r.dtype.itemsize > es:
-            r[idx] = v.view(_ST[es]).astype(np.int64).astype(r.dtype)
+            v = v != 0
+        elif signed and r.dtype.itemsize > es:
+            v = v.view(_ST[es]).astype(np.int64).astype(r.dtype)
+        elif v.dtype != r.dtype:
+            v = v.astype(r.dtype)
+        if len(idx) == L:
+            r[...] = v
         else:
-            r[idx] = v.astype(r.dtype)
+            r[idx] = v
     return w
 
 
@@ -238,8 +308,10 @@ def _reg_reader_lanes(b, op, es):
         r = b.R[op.index]
         ut = _UT[es]
 
+        L = b.L
+
         def f(idx):
-            x = r[idx]
+            x = r if len(idx) == L else r[idx]
             if x.dtype == np.bool_:
                 return x.astype(ut)
             return x.astype(ut) if x.dtype.itemsize != es else x.view(ut) if x.dtype != ut else x
@@ -303,7 +375,7 @@ def _d_ld(b, inst):
             addrs = af(idx)
             _scheck(b, inst, idx, addrs, width)
             fl = b.lane_cta[idx] * S + addrs
-            v = sv(es)[(fl // es)[:, None] + ar]
+            v = sv.gather(width, es, fl // width)
             for j, w in enumerate(ws):
                 if w is not None:
                     w(idx, v[:, j])
@@ -322,7 +394,7 @@ def _d_ld(b, inst):
         if space == "generic" and len(addrs) and (addrs < GLOBAL_BASE).any():
             return _generic(b, inst, idx, addrs, width, es, n, ws, None)
         _gcheck(b, inst, idx, addrs, width)
-        v = gv(es)[((addrs - GLOBAL_BASE) // es)[:, None] + ar]
+        v = gv.gather(width, es, (addrs - GLOBAL_BASE) // width)
         for j, w in enumerate(ws):
             if w is not None:
                 w(idx, v[:, j])
@@ -334,7 +406,19 @@ def _d_ld(b, inst):
 def _generic(b, inst, idx, addrs, width, es, n, ws, rs):
     """Generic addressing: split lanes between the shared window and global memory."""
     sh = (addrs >= SHARED_WINDOW) & (addrs < SHARED_WINDOW + (1 << 32))
-    gl = ~sh
+    pm = (addrs >= PARAM_BASE) & (addrs < PARAM_BASE + (1 << 32))
+    gl = ~sh & ~pm
+    if pm.any():
+        if rs is not None:
+            raise _fault(b, inst, "store to kernel parameter space", lanes=idx[pm], addrs=addrs[pm])
+        pb = np.frombuffer(b.ex.param_bytes, dtype=np.uint8)
+        i2, o = idx[pm], addrs[pm] - PARAM_BASE
+        if ((o < 0) | (o + width > len(pb))).any():
+            raise _fault(b, inst, "load outside the kernel parameters", lanes=i2, addrs=addrs[pm])
+        raw = pb[o[:, None] + np.arange(width)].reshape(len(i2), n, es).copy().view(_UT[es]).reshape(len(i2), n)
+        for j, w in enumerate(ws):
+            if w is not None:
+                w(i2, raw[:, j])
     ar = np.arange(n)
     if sh.any():
         i2, a2 = idx[sh], addrs[sh] - SHARED_WINDOW
@@ -401,22 +485,25 @@ def _d_st(b, inst):
     trace = b.ex.want_trace
     if space == "shared":
         S = b.S
+        svw = _View(b.smem)
 
         def h(act, full):
             idx = b.active_idx(act, full)
             addrs = af(idx)
             _scheck(b, inst, idx, addrs, width)
             fl = b.lane_cta[idx] * S + addrs
-            sv = b.smem[: (b.smem.size // es) * es].view(_UT[es])
-            base = fl // es
-            for j, r in enumerate(rs):
-                sv[base + j] = r(idx)
+            base = fl // width
+            if n == 1:
+                svw.wide(width)[base] = rs[0](idx)
+            else:
+                svw.scatter(width, base, np.stack([r(idx) for r in rs], axis=1))
             if trace:
                 b.pay = smem_payload(b, idx, addrs, width)
         return h
     if space == "local":
         return _local_access(b, inst, af, es, n, None, rs)
     data = b.ex.mem.data
+    gvw = _View(data)
 
     def h(act, full):
         idx = b.active_idx(act, full)
@@ -424,10 +511,11 @@ def _d_st(b, inst):
         if space == "generic" and len(addrs) and (addrs < GLOBAL_BASE).any():
             return _generic(b, inst, idx, addrs, width, es, n, None, rs)
         _gcheck(b, inst, idx, addrs, width)
-        gv = data[: (data.size // es) * es].view(_UT[es])
-        base = (addrs - GLOBAL_BASE) // es
-        for j, r in enumerate(rs):
-            gv[base + j] = r(idx)
+        base = (addrs - GLOBAL_BASE) // width
+        if n == 1:
+            gvw.wide(width)[base] = rs[0](idx)
+        else:
+            gvw.scatter(width, base, np.stack([r(idx) for r in rs], axis=1))
         if trace:
             b.pay = gmem_payload(b, idx, addrs, width)
     return h
@@ -532,6 +620,8 @@ def _d_cp_async(b, inst):
     data = b.ex.mem.data
     trace = b.ex.want_trace
     arw = np.arange(size)
+    gdv = _View(data)
+    sdv = _View(b.smem)
 
     def h(act, full):
         idx = b.active_idx(act, full)
@@ -547,6 +637,15 @@ def _d_cp_async(b, inst):
             n = np.where(ignore[idx], 0, n)
         rd = n > 0
         fl = b.lane_cta[idx] * S + dst
+        if size in (4, 8, 16) and len(idx) and bool((n == size).all()):
+            src = src_f(idx)
+            _gcheck(b, inst, idx, src, size)
+            o = src - GLOBAL_BASE
+            if not (o % size).any() and not (fl % size).any():
+                sdv.wide(size)[fl // size] = gdv.wide(size)[o // size]
+                if trace:
+                    b.pay = gmem_payload(b, idx, src, size)
+                return
         block = np.zeros((len(idx), size), dtype=np.uint8)
         if rd.any():
             i2 = idx[rd]
@@ -1098,6 +1197,8 @@ def _d_tma(b, inst):
     def h(act, full):
         idx = b.active_idx(act, full)
         pay = np.zeros((b.W, 4), np.int64) if trace else None
+        if trace:
+            pay[:, 1] = -1
         if len(idx) == 0:
             b.pay = pay
             return
@@ -1176,6 +1277,8 @@ def _tma_store(b, inst):
     def h(act, full):
         idx = b.active_idx(act, full)
         pay = np.zeros((b.W, 4), np.int64) if trace else None
+        if trace:
+            pay[:, 1] = -1
         if len(idx) == 0:
             b.pay = pay
             return
@@ -1271,8 +1374,9 @@ def _d_bulk(b, inst):
 
 # ------------------------------------------------------------------------------------------------ tensor core
 def _warps(b, act, full):
-    idx = b.active_idx(act, full)
-    return np.unique(idx >> 5)
+    if full:
+        return np.arange(b.W)
+    return np.flatnonzero(act.reshape(-1, 32).any(axis=1))
 
 
 def _lanes_of(warps):
@@ -1281,6 +1385,45 @@ def _lanes_of(warps):
 
 def _regs_u32(b, items):
     return [b.R[x.index] if isinstance(x, Reg) else None for x in items]
+
+
+_T32 = np.arange(32)
+
+
+def _ldst_matrix_fast(b, inst, warps, addrs, num, trans, vals=None):
+    """ldmatrix/stmatrix .m8n8.b16 on whole warps: lane t's register j is one 32-bit word of matrix j
+    (non-trans: row t//4, bytes 4(t%4)..; trans: two 16-bit elements from rows 2(t%4), 2(t%4)+1, column t//4).
+    ``addrs`` (nw, 32) CTA-local row addresses (lanes 8j..8j+7 give matrix j's rows). Returns (nw, 32, num)."""
+    nw = len(warps)
+    ra = addrs[:, : 8 * num]
+    bad = (ra % 16 != 0) | (ra < 0) | (ra + 16 > b.S)
+    if bad.any():
+        k = np.argwhere(bad)[0]
+        raise _fault(b, inst, f"{inst.opcode}: shared row address out of range or not 16-B aligned",
+                     lanes=np.array([warps[k[0]] * 32 + k[1]]), addrs=np.array([ra[k[0], k[1]]]),
+                     hint="16-byte aligned CTA-local shared addresses")
+    base = ((warps // b.wpc) * b.S)[:, None, None]
+    j = np.arange(num)[None, :]
+    t = _T32[:, None]
+    if not trans:
+        src = 8 * j + t // 4                                                 # (32, num)
+        word = (base + addrs[:, src] + 4 * (t % 4)[None]) // 4              # (nw, 32, num)
+        v32 = b.smem[: (b.smem.size // 4) * 4].view(np.uint32)
+        if vals is None:
+            return v32[word]
+        v32[word] = vals
+        return None
+    lo_src = 8 * j + 2 * (t % 4)
+    hi_src = lo_src + 1
+    off = (2 * (t // 4))[None]
+    lo = (base + addrs[:, lo_src] + off) // 2
+    hi = (base + addrs[:, hi_src] + off) // 2
+    v16 = b.smem[: (b.smem.size // 2) * 2].view(np.uint16)
+    if vals is None:
+        return v16[lo].astype(np.uint32) | (v16[hi].astype(np.uint32) << np.uint32(16))
+    v16[lo] = (vals & np.uint32(0xFFFF)).astype(np.uint16)
+    v16[hi] = (vals >> np.uint32(16)).astype(np.uint16)
+    return None
 
 
 @decoder("ldmatrix")
@@ -1300,10 +1443,14 @@ def _d_ldmatrix(b, inst):
         lanes = _lanes_of(warps)
         addrs = af(lanes)
         cta = warps // b.wpc
-        try:
-            v = tensor_ops.ldmatrix(b.smem[: b.C * b.S].reshape(b.C, b.S), cta, addrs.reshape(-1, 32), num, trans)
-        except SimulationError as e:
-            raise _fault(b, inst, e.message, lanes=lanes[:1], hint=e.hint) from None
+        if b.ex.exact_tensor:
+            try:
+                v = tensor_ops.ldmatrix(b.smem[: b.C * b.S].reshape(b.C, b.S), cta, addrs.reshape(-1, 32), num,
+                                        trans)
+            except SimulationError as e:
+                raise _fault(b, inst, e.message, lanes=lanes[:1], hint=e.hint) from None
+        else:
+            v = _ldst_matrix_fast(b, inst, warps, addrs.reshape(-1, 32), num, trans)
         for j, r in enumerate(dregs):
             if r is not None:
                 r[lanes] = v[:, :, j].reshape(-1)
@@ -1330,11 +1477,14 @@ def _d_stmatrix(b, inst):
         addrs = af(lanes)
         cta = warps // b.wpc
         vals = np.stack([r[lanes].reshape(-1, 32) for r in sregs], axis=2)
-        sm = b.smem[: b.C * b.S].reshape(b.C, b.S)
-        try:
-            tensor_ops.stmatrix(sm, cta, addrs.reshape(-1, 32), vals, trans)
-        except SimulationError as e:
-            raise _fault(b, inst, e.message, lanes=lanes[:1], hint=e.hint) from None
+        if b.ex.exact_tensor:
+            sm = b.smem[: b.C * b.S].reshape(b.C, b.S)
+            try:
+                tensor_ops.stmatrix(sm, cta, addrs.reshape(-1, 32), vals, trans)
+            except SimulationError as e:
+                raise _fault(b, inst, e.message, lanes=lanes[:1], hint=e.hint) from None
+        else:
+            _ldst_matrix_fast(b, inst, warps, addrs.reshape(-1, 32), num, trans, vals=vals.astype(np.uint32))
         if trace:
             sl = (lanes & 31) < 8 * num
             b.pay = smem_payload(b, lanes[sl], addrs[sl], 16)
@@ -1421,22 +1571,25 @@ def _d_wgmma(b, inst):
     pay_row = np.array([2 * 64 * n * k // 4, (a_bytes + b_bytes) // 4, n, 1 if a_regs is not None else 0])
     trace = b.ex.want_trace
     compute = b.ex.compute_values
-    fast_ok = (not b.ex.exact_tensor and a_regs is None and atype in ("f16", "bf16") and btype == atype
-               and dtype == "f32" and tna == 0 and tnb == 0 and isa == 1 and isb == 1)
+    fast_ok = (not b.ex.exact_tensor and atype in ("f16", "bf16") and btype == atype
+               and dtype == "f32" and isa == 1 and isb == 1)
+    if fast_ok and a_regs is not None:
+        ra_, ca_ = tensor_ops._wgmma_a_fragment(atype)             # (128, 4, 2) row / col of each half
+        a_flat = (ra_ * k + ca_).reshape(128, -1)                   # (128, 8): element index in A (64 x k)
     if fast_ok:
         rd, cd = tensor_ops.wgmma_d_fragment(n, "f32")
         fidx = (rd[..., 0] * n + cd[..., 0]).astype(np.int64)            # (128, n/2)
         smem16 = b.smem[: b.C * b.S].view(np.uint16).reshape(b.C, b.S // 2)
         acache = {}
 
-        def addrs_of(desc_vals, mn):
+        def addrs_of(desc_vals, mn, tr=0):
             out = np.empty((len(desc_vals), mn * k), np.int64)
             for u in np.unique(desc_vals):
-                key = (int(u), mn)
+                key = (int(u), mn, tr)
                 a = acache.get(key)
                 if a is None:
-                    a = acache[key] = (tensor_ops.smem_desc_addresses(np.array([u], np.uint64), mn, k, 2, False)
-                                       .reshape(-1) // 2)
+                    a = acache[key] = (tensor_ops.smem_desc_addresses(np.array([u], np.uint64), mn, k, 2,
+                                                                      bool(tr)).reshape(-1) // 2)
                 out[desc_vals == u] = a
             return out
 
@@ -1451,11 +1604,20 @@ def _d_wgmma(b, inst):
         first = wgs * 128
         cta = (wgs * 4) // b.wpc
         sdv = np.broadcast_to(sd_reg[first] if sd_reg is not None else np.bool_(sd_c), (nwg,))
-        aa = addrs_of(a_desc[first], 64)
-        ba = addrs_of(b_desc[first], n)
-        if (aa.max() >= b.S // 2) or (ba.max() >= b.S // 2):
+        ba = addrs_of(b_desc[first], n, tnb)
+        if a_regs is None:
+            aa = addrs_of(a_desc[first], 64, tna)
+            if aa.max() >= b.S // 2:
+                raise _fault(b, inst, "wgmma operand outside shared memory", lanes=first[:1])
+            A = to_f32(smem16[cta[:, None], aa]).reshape(nwg, 64, k)
+        else:
+            regs = np.stack([r if allw else r[lanes] for r in a_regs], axis=1).reshape(nwg, 128, len(a_regs))
+            halves = np.stack([regs & np.uint32(0xFFFF), regs >> np.uint32(16)], axis=3).astype(np.uint16)
+            A = np.zeros((nwg, 64 * k), np.float32)
+            A[:, a_flat] = to_f32(halves.reshape(nwg, 128, -1))
+            A = A.reshape(nwg, 64, k)
+        if ba.max() >= b.S // 2:
             raise _fault(b, inst, "wgmma operand outside shared memory", lanes=first[:1])
-        A = to_f32(smem16[cta[:, None], aa]).reshape(nwg, 64, k)
         B = to_f32(smem16[cta[:, None], ba]).reshape(nwg, n, k)
         P = np.matmul(A, B.transpose(0, 2, 1)).reshape(nwg, 64 * n)
         P = np.ascontiguousarray(P[:, fidx.T].transpose(1, 0, 2))             # (n/2 regs, nwg, 128)
@@ -1476,7 +1638,7 @@ def _d_wgmma(b, inst):
 
     def h(act, full):
         idx = b.active_idx(act, full)
-        wgs = np.unique(idx >> 7)
+        wgs = np.arange(b.L // 128) if full else np.flatnonzero(act.reshape(-1, 128).any(axis=1))
         if compute and len(wgs) and fast_ok:
             fast(wgs)
         elif compute and len(wgs):
@@ -1500,7 +1662,6 @@ def _d_wgmma(b, inst):
                 r[lanes] = out[:, :, j].reshape(-1)
         if trace:
             p = np.zeros((b.W, 4), np.int64)
-            ws = np.unique(idx >> 5)
-            p[ws] = pay_row
+            p[_warps(b, act, full)] = pay_row
             b.pay = p
     return h

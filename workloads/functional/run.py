@@ -197,6 +197,7 @@ def _run_batch(ex, b: Batch, steps0: int):
             h = handlers[pc]
             b.pay = None
             b.wait_failed = False
+            b.cur_act = eff
             if h is not None:
                 try:
                     h(eff, efull)

@@ -44,6 +44,7 @@ class BatchTrace:
         self.mask_part: list = [np.ones(self.W, dtype=bool)]
         self.mask_active: list = [np.full(self.W, 32, dtype=np.uint8)]
         self._mask_ids: dict = {}
+        self._pay_ids: dict = {}
         self.pc = self.mask = self.pay = None
         self.part = self.active = None
         self._warp_cache: dict = {}
@@ -66,9 +67,17 @@ class BatchTrace:
         self._mask.append(mask_id)
         if payload is None:
             self._pay.append(-1)
-        else:
-            self._pay.append(len(self.payloads))
-            self.payloads.append(payload)
+            return
+        # identical payload arrays (same sectors/wavefronts every loop iteration) are stored once
+        key = hash(payload.data.tobytes())
+        cand = self._pay_ids.get(key)
+        if cand is not None and np.array_equal(self.payloads[cand], payload):
+            self._pay.append(cand)
+            return
+        i = len(self.payloads)
+        self._pay_ids[key] = i
+        self._pay.append(i)
+        self.payloads.append(payload)
 
     def finish(self):
         self.pc = np.asarray(self._pc, dtype=np.int32)
@@ -80,6 +89,7 @@ class BatchTrace:
         self.payload_arr = (np.stack(self.payloads) if self.payloads
                             else np.zeros((0, self.W, 4), dtype=np.int64))
         self.payloads = None
+        self._pay_ids = None
 
     @property
     def n_steps(self) -> int:
