@@ -1,13 +1,21 @@
 """The SM core: sub-partition issue, warp scheduling, register scoreboard, sync points (timestamp model).
 
 This is the hot path of the timing pass (design.md "Execution model" step 3, performance-notes.md). It replays
-each warp's recorded instruction stream in global time order:
+each CTA's *bundles* (runner/timing.py ``BundleBuilder``: the warps of a CTA with identical pc streams, replayed
+as one entity of multiplicity m; warp w sits on sub-partition w % 4; ``bundle=False`` gives one warp per
+bundle, the per-warp model):
 
-* One engine event heap over *warps*: a warp is an event ``(ready cycle, prio, seq)``; ``prio`` orders warps
-  of equal readiness (GTO: oldest first; LRR: least recently issued first; unit events use prio 0 and go first).
-* **Run-ahead**: a popped warp keeps issuing consecutive instructions while its next issue time is <= the
-  heap top, so most instructions cost no heap operation. Global time order is kept, so timing units see
-  calls in non-decreasing time.
+* An instruction of SASS cost c issues at the max over the bundle's sub-partitions' next-free slots and occupies
+  each for ``c × (bundle warps on it)`` cycles (perfect interleave of those warps); stalls, issued instructions
+  and resident cycles count per warp (× m); payloads arrive pre-aggregated (sums for memory/tensor, the elected
+  warp for TMA/mbarrier); ``bar.sync`` counts m arrivals; ``wgmma`` calls the tensor unit once per warpgroup.
+* **One engine event per SM and run-ahead window**: ``_run_sm`` issues from the SM's bundles in exact
+  (ready time, priority) order — within an SM the order is the same as a global heap's — while the next issue
+  lies within ``CoreConfig.window`` (32) cycles of the engine's next event; then it sleeps until its earliest
+  bundle is ready. Across SMs, calls into the shared L2/HBM servers may therefore be out of time order by at
+  most ``window`` cycles (far below the ~260-cycle minimum L2 latency); the next-free servers absorb this
+  (a request is served after the reservations already made). Deterministic: the order depends only on times,
+  priorities and SM ids. Unit events (TMA completion, mbarrier wake-ups, retire) stay engine events.
 * Sub-partition issue port and pipes are "next-free" counters (``spst[0]`` issue slot, ``spst[p]`` pipe p);
   an instruction with SASS cost c occupies c issue slots and ``c * ii`` cycles of its pipe.
 * Per-warp register scoreboard on PTX register indices: ``rr[r]`` = cycle the value is ready, ``rk[r]`` =

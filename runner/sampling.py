@@ -3,8 +3,8 @@
 ``simulate(..., mode="sampled", sample=None | k | {"sms": k or [ids], "seed": s})`` replays only ``k`` SMs
 (default :data:`DEFAULT_SMS`) through the same SM core and units as detailed mode:
 
-* **Which SMs**: ``k`` SMs evenly spaced over the SM index range, starting at a seed-chosen offset
-  (``random.Random(seed)``), so both L2 partitions (near partition = ``sm * partitions // n_sms``) and every
+* **Which SMs**: ``k`` SMs evenly spaced over the SM index range, starting at SM 0 for seed 0 and at a
+  seed-chosen offset otherwise (``random.Random(seed)``), so both L2 partitions (near partition = ``sm * partitions // n_sms``) and every
   CTA-count class of the round-robin placement are represented; deterministic for a seed.
 * **Which CTAs**: SM ``s`` runs CTAs ``s, s + n_sms, s + 2·n_sms, ...`` in launch order, ``ctas_per_sm`` at a
   time — exactly the first wave of the full round-robin schedule (slot-major over SMs), and the later waves as
@@ -54,7 +54,8 @@ class Sample:
             return list(self.ids)
         k = min(self.k, n_sms)
         stride = n_sms / k
-        off = random.Random(self.seed).randrange(max(1, int(stride)))
+        # seed 0: start at SM 0 (it carries the first CTA and, with grouped tile orders, the heaviest class)
+        off = random.Random(self.seed).randrange(max(1, int(stride))) if self.seed else 0
         return sorted({(off + int(i * stride)) % n_sms for i in range(k)})
 
     def assign(self, n_ctas: int, n_sms: int, ctas_per_sm: int) -> dict[int, list[int]]:

@@ -335,3 +335,84 @@ SKIP:
         ws = res.trace.warp_stream(g)
         c = [j for j, p in enumerate(ws.pc) if prog.instructions[p].kind.name == "CLOCK"]
         assert list(ws.a0[c]) == n
+
+
+def test_partial_warp_block_early_exit_and_barrier():
+    # 48 threads (2 warps, the second half empty); threads >= 40 exit before the barrier
+    body = """ setp.ge.u32 %p1, %r1, 40;
+ @%p1 bra DONE;
+ mov.u32 %r8, smem;
+ shl.b32 %r9, %r1, 2;
+ add.s32 %r10, %r8, %r9;
+ st.shared.u32 [%r10], %r1;
+ bar.sync 0;
+ sub.s32 %r11, 156, %r9;
+ add.s32 %r12, %r8, %r11;
+ ld.shared.u32 %r13, [%r12];
+""" + st(0, "%r13") + """ mov.u32 %r14, %smid;
+""" + st(1, "%r14") + "DONE:\n"
+    res = run(body, block=(48, 1, 1), grid=(2, 1, 1), out_shape=(96, 16), shared=256,
+              sm_of_cta=lambda c: 10 + c)
+    out = res.outputs["out"].astype(np.int64).reshape(2, 48, 16)
+    t = np.arange(40)
+    assert (out[:, :40, 0] == 39 - t).all() and (out[:, 40:, 0] == 0).all()
+    assert (out[0, :40, 1] == 10).all() and (out[1, :40, 1] == 11).all()
+    tr = res.trace
+    assert tr.warps_per_cta == 2 and tr.n_warps == 4 and tr.threads_per_cta == 48
+    ws = tr.warp_stream(1)
+    assert ws.active.max() == 16                       # only 16 real threads in warp 1
+    assert tr.cta_coords(1) == (1, 0, 0)
+
+
+def test_want_trace_false_same_outputs():
+    body = " ld.global.b32 %r5, [%rd3];\n add.s32 %r6, %r5, %r1;\n" + st(1, "%r6")
+    a = run(body)
+    b = run(body, want_trace=False)
+    assert b.trace is None
+    np.testing.assert_array_equal(a.outputs["out"], b.outputs["out"])
+    assert a.dynamic_warp_instructions == b.dynamic_warp_instructions == a.trace.dynamic_warp_instructions
+
+
+def test_max_steps_limit():
+    body = "SPIN:\n bra.uni SPIN;\n"
+    with pytest.raises(SimulationError, match="step limit"):
+        run(body, max_steps=1000)
+
+
+def test_cluster_dsm_mapa_and_remote_store():
+    ptx = HEAD + """.visible .entry k(.param .u64 k_p0)
+{
+ .reg .pred %p<4>;
+ .reg .b32 %r<16>;
+ .reg .b64 %rd<8>;
+ .shared .align 4 .b8 buf[256];
+ ld.param.u64 %rd1, [k_p0];
+ mov.u32 %r1, %tid.x;
+ mov.u32 %r2, %cluster_ctarank;
+ mov.u32 %r3, %ctaid.x;
+ xor.b32 %r4, %r2, 1;
+ mov.u32 %r5, buf;
+ shl.b32 %r6, %r1, 2;
+ add.s32 %r7, %r5, %r6;
+ mapa.shared::cluster.u32 %r8, %r7, %r4;
+ mad.lo.s32 %r9, %r3, 100, %r1;
+ st.shared::cluster.u32 [%r8], %r9;
+ barrier.cluster.arrive.release.aligned;
+ barrier.cluster.wait.acquire.aligned;
+ ld.shared.u32 %r10, [%r7];
+ mov.u32 %r11, %ntid.x;
+ mad.lo.s32 %r12, %r3, %r11, %r1;
+ mul.wide.u32 %rd2, %r12, 4;
+ add.s64 %rd3, %rd1, %rd2;
+ st.global.u32 [%rd3], %r10;
+ ret;
+}
+"""
+    rec = record_from_dict({"format": "launch-record/1", "name": "t", "entry": "k", "grid": [4, 1, 1],
+                            "block": [32, 1, 1], "cluster": [2, 1, 1],
+                            "buffers": {"out": {"dtype": "uint32", "shape": [4, 32], "init": "zeros"}},
+                            "params": [{"ptr": "out"}]}, ptx_text=ptx)
+    for lanes in (1 << 16, 64):                          # one batch, or one cluster per batch
+        out = run_functional(rec, max_lanes=lanes).outputs["out"].astype(np.int64)
+        partner = np.array([1, 0, 3, 2])
+        assert (out == partner[:, None] * 100 + np.arange(32)[None, :]).all()

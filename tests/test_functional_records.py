@@ -83,6 +83,7 @@ def test_gemm_tma_trace_payloads():
     assert tma_bytes == ctas * (K // 64) * 2 * 128 * 64 * 2
     assert inb == tma_bytes
     assert dram == (M * K + N * K) * 2                       # each input read from DRAM exactly once
+    assert tr.dram_first_touch_bytes == dram and tr.dram_write_bytes == M * N * 2
     assert wg_flops == 2 * M * N * K                         # 4 warps x (warpgroup FLOPs / 4)
     assert waits == tr.n_warps * (K // 64)
 
@@ -100,6 +101,7 @@ def test_batching_does_not_change_results():
 
 
 @pytest.mark.parametrize("case", ["attn80_B4_H16_S1024_D64_causal0", "gemm_tma_M2048_N2048_K2048",
+                                  "gemm80_M2048_N2048_K2048",
                                   "attn_B4_H16_S1024_D128_causal1"])
 def test_fast_paths_match_tensor_ops(case):
     """The fast ldmatrix/stmatrix/wgmma/TMA paths reproduce tensor_ops/tma_ops (reference semantics)."""
@@ -110,3 +112,15 @@ def test_fast_paths_match_tensor_ops(case):
     x = a.outputs[out].astype(np.float32)
     y = b.outputs[out].astype(np.float32)
     assert np.abs(x - y).max() <= 2e-3 * np.abs(y).max()
+
+
+@pytest.mark.slow
+def test_full_size_gemm_tma_functional():
+    rec = load_record(REC / "gemm_tma_M2048_N2048_K2048")
+    t0 = time.perf_counter()
+    res = run_functional(rec, compute_values=True)
+    assert check(rec, res.outputs).ok
+    assert time.perf_counter() - t0 < 120
+    assert res.trace.nbytes() < 200e6
+    assert res.trace.dram_first_touch_bytes == 2 * 2048 * 2048 * 2       # a and b read once
+    assert res.trace.dram_write_bytes == 2048 * 2048 * 2

@@ -8,13 +8,11 @@ min-PC-first and merged when they meet at the same PC.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...core.errors import PTXError, SimulationError
 from ..ptx.isa import Kind
-from ..ptx.model import Addr, Imm, Label, Pair, Reg, Sink, Sym, Vec
+from ..ptx.model import Imm, Pair, Reg, Sink, Sym, Vec
 from .alu import (NP_TYPE, SIZE, TYPE_NAMES, bf16_to_f32, f32_to_bf16, float_to_int, is_float, round_float,
                   storage_dtype)
 
@@ -86,15 +84,16 @@ class Batch:
         self.sp["%lanemask_le"] = ((np.uint64(2) << lid.astype(np.uint64)) - np.uint64(1)).astype(np.uint32)
         self.sp["%lanemask_gt"] = (~self.sp["%lanemask_le"]).astype(np.uint32)
         self.sp["%lanemask_ge"] = (~self.sp["%lanemask_lt"]).astype(np.uint32)
-        for k in ("%cluster_ctarank",):
-            self.sp[k] = np.uint32(0)
-        self.sp["%cluster_nctarank"] = np.uint32(1)
-        for k in "xyz":
-            self.sp[f"%cluster_ctaid.{k}"] = np.uint32(0)
-            self.sp[f"%cluster_nctaid.{k}"] = np.uint32(1)
-            self.sp[f"%clusterid.{k}"] = self.sp[f"%ctaid.{k}"]
-            self.sp[f"%nclusterid.{k}"] = self.sp[f"%nctaid.{k}"]
-        self.sp["%is_explicit_cluster"] = np.bool_(False)
+        cx, cy, cz = ex.cluster
+        self.cx = cx
+        self.sp["%cluster_ctarank"] = (self.sp["%ctaid.x"] % np.uint32(cx)).astype(np.uint32)
+        self.sp["%cluster_nctarank"] = np.uint32(cx)
+        for k, c in zip("xyz", (cx, cy, cz)):
+            self.sp[f"%cluster_ctaid.{k}"] = (self.sp[f"%ctaid.{k}"] % np.uint32(c)).astype(np.uint32)
+            self.sp[f"%cluster_nctaid.{k}"] = np.uint32(c)
+            self.sp[f"%clusterid.{k}"] = (self.sp[f"%ctaid.{k}"] // np.uint32(c)).astype(np.uint32)
+            self.sp[f"%nclusterid.{k}"] = np.uint32(int(self.sp[f"%nctaid.{k}"]) // c)
+        self.sp["%is_explicit_cluster"] = np.bool_(cx > 1)
         # registers
         self.R = [np.zeros(L, dtype=storage_dtype(t)) for t in prog.reg_types]
         # memories

@@ -9,7 +9,7 @@ from ..ptx.isa import Kind
 from ..ptx.model import Addr, Imm, Pair, Reg, Sink, Sym, Vec
 from . import tensor_ops, tma_ops
 from .alu import NP_TYPE, SIZE
-from .executor import (LOCAL_WINDOW, SHARED_WINDOW, _Fault, _get, _imm, _Lazy, _main_type, _types, decoder)
+from .executor import SHARED_WINDOW, _get, _imm, _Lazy, _main_type, decoder
 
 _UT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _ST = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
@@ -90,7 +90,7 @@ def _full_warps(idx):
     return not (r[:, 0] & 31).any() and bool((r[:, 31] - r[:, 0] == 31).all())
 
 
-def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes):
+def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write=False):
     W = b.W
     pay = np.zeros((W, 4), dtype=np.int64)
     warps = idx[::32] >> 5
@@ -114,6 +114,10 @@ def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes):
             win = stamp[sn] == wn
             pay[:, 1] = np.bincount(wn[win], minlength=W)[:W]
             touched[sn] = True
+        if write:
+            b.ex.written[sec] = True
+        else:
+            b.ex.dram_read_sectors += int(pay[:, 1].sum())
     if nbytes is None:
         pay[warps, 2] = 32 * width
     else:
@@ -121,14 +125,14 @@ def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes):
     return pay
 
 
-def gmem_payload(b, idx, addrs, width, nbytes=None):
+def gmem_payload(b, idx, addrs, width, nbytes=None, write=False):
     """(W, 4): sectors, first-touched sectors, bytes, 128-B lines per warp."""
     W = b.W
     pay = np.zeros((W, 4), dtype=np.int64)
     if len(idx) == 0:
         return pay
     if width <= 16 and _full_warps(idx):
-        return _gmem_payload_fullwarps(b, idx, addrs, width, nbytes)
+        return _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write)
     w = (idx >> 5).astype(np.int64)
     o = addrs - GLOBAL_BASE
     if width <= 32:
@@ -156,6 +160,10 @@ def gmem_payload(b, idx, addrs, width, nbytes=None):
         if new.any():
             pay[:, 1] = np.bincount(kw[first[new]], minlength=W)
             touched[us[new]] = True
+        if write:
+            b.ex.written[us] = True
+        else:
+            b.ex.dram_read_sectors += int(pay[:, 1].sum())
     lkey = np.unique((kw << 40) | (ks >> 2))
     pay[:, 3] = np.bincount(lkey >> 40, minlength=W)
     if nbytes is None:
@@ -243,6 +251,43 @@ def _scheck(b, inst, idx, addrs, width):
         if mis.any():
             k = np.flatnonzero(mis)
             raise _fault(b, inst, f"misaligned {width}-byte shared access", lanes=idx[k], addrs=addrs[k])
+
+
+CLUSTER_SHIFT = 24       # shared::cluster address = (rank + 1) << 24 | CTA-local address  (mapa)
+
+
+def _shared_flat(b, inst, idx, addrs, width):
+    """CTA-local or shared::cluster addresses -> (flat index into the batch's smem, local address)."""
+    slots = b.lane_cta[idx]
+    if b.cx > 1 and len(addrs) and (addrs >= (1 << CLUSTER_SHIFT)).any():
+        rank = (addrs >> CLUSTER_SHIFT) - 1
+        remote = rank >= 0
+        if (rank >= b.cx).any():
+            k = np.flatnonzero(rank >= b.cx)
+            raise _fault(b, inst, "shared::cluster address names a CTA outside the cluster", lanes=idx[k],
+                         addrs=addrs[k])
+        addrs = addrs & ((1 << CLUSTER_SHIFT) - 1)
+        slots = np.where(remote, slots - slots % b.cx + rank, slots)
+    _scheck(b, inst, idx, addrs, width)
+    return slots * b.S + addrs, addrs
+
+
+@decoder("mapa")
+def _d_mapa(b, inst):
+    if not any(m.startswith("shared") for m in inst.mods):
+        raise b.fault_decode(inst, "only mapa.shared::cluster is supported")
+    ops = inst.operands
+    t = _main_type(inst)
+    w = b.writer(ops[0], t, inst)
+    a = b.val(ops[1], t, inst)
+    r = b.val(ops[2], "u32", inst)
+    dt = NP_TYPE[t]
+
+    def h(act, full):
+        loc = np.asarray(_get(a)).astype(np.uint64) & np.uint64((1 << CLUSTER_SHIFT) - 1)
+        rk = np.asarray(_get(r)).astype(np.uint64)
+        w((loc | ((rk + np.uint64(1)) << np.uint64(CLUSTER_SHIFT))).astype(dt), act, full)
+    return h
 
 
 class _View:
@@ -373,8 +418,7 @@ def _d_ld(b, inst):
         def h(act, full):
             idx = b.active_idx(act, full)
             addrs = af(idx)
-            _scheck(b, inst, idx, addrs, width)
-            fl = b.lane_cta[idx] * S + addrs
+            fl, addrs = _shared_flat(b, inst, idx, addrs, width)
             v = sv.gather(width, es, fl // width)
             for j, w in enumerate(ws):
                 if w is not None:
@@ -446,7 +490,7 @@ def _generic(b, inst, idx, addrs, width, es, n, ws, rs):
             for j, r in enumerate(rs):
                 gv[(a2 - GLOBAL_BASE) // es + j] = r(i2)
         if b.ex.want_trace:
-            b.pay = gmem_payload(b, i2, a2, width)
+            b.pay = gmem_payload(b, i2, a2, width, write=rs is not None)
 
 
 def _local_access(b, inst, af, es, n, ws, rs):
@@ -490,8 +534,7 @@ def _d_st(b, inst):
         def h(act, full):
             idx = b.active_idx(act, full)
             addrs = af(idx)
-            _scheck(b, inst, idx, addrs, width)
-            fl = b.lane_cta[idx] * S + addrs
+            fl, addrs = _shared_flat(b, inst, idx, addrs, width)
             base = fl // width
             if n == 1:
                 svw.wide(width)[base] = rs[0](idx)
@@ -517,7 +560,7 @@ def _d_st(b, inst):
         else:
             gvw.scatter(width, base, np.stack([r(idx) for r in rs], axis=1))
         if trace:
-            b.pay = gmem_payload(b, idx, addrs, width)
+            b.pay = gmem_payload(b, idx, addrs, width, write=True)
     return h
 
 
@@ -567,9 +610,8 @@ def _d_atom(b, inst):
         idx = b.active_idx(act, full)
         addrs = af(idx)
         if space == "shared":
-            _scheck(b, inst, idx, addrs, es)
+            fl, addrs = _shared_flat(b, inst, idx, addrs, es)
             buf = b.smem
-            fl = b.lane_cta[idx] * b.S + addrs
         else:
             _gcheck(b, inst, idx, addrs, es)
             buf = b.ex.mem.data
@@ -1167,11 +1209,13 @@ def _fast_tma_store(b, tm, coords, images_u64, src):
     q = inner // 8
     gv[(rows // 8)[:, :, None] + np.arange(q)] = dense.reshape(n, rows.shape[1], q)
     if b.ex.touched is not None:
-        b.ex.touched[np.unique(rows >> 5)] = True
-        b.ex.touched[np.unique((rows + inner - 1) >> 5)] = True
-        if inner > 32:
-            s = ((rows >> 5)[:, :, None] + np.arange((inner + 31) // 32)).reshape(-1)
-            b.ex.touched[s] = True
+        s = ((rows >> 5)[:, :, None] + np.arange((inner + 31) // 32)).reshape(-1)
+        s = s[s <= ((rows.max() + inner - 1) >> 5)]
+        e = (rows + inner - 1) >> 5
+        b.ex.touched[s] = True
+        b.ex.touched[e] = True
+        b.ex.written[s] = True
+        b.ex.written[e] = True
     return np.full(n, nb, np.int64)
 
 
@@ -1250,6 +1294,7 @@ def _d_tma(b, inst):
                         win = stamp[sn] == on
                         newb = np.bincount(on[win], minlength=len(i2)).astype(np.int64) * 32
                         touched[sn] = True
+                        b.ex.dram_read_sectors += int(newb.sum()) // 32
                 wi = i2 >> 5
                 np.add.at(pay[:, 0], wi, nb)
                 np.add.at(pay[:, 2], wi, newb)
@@ -1307,6 +1352,7 @@ def _tma_store(b, inst):
                                                  smem_addrs=s2)
                 if b.ex.touched is not None and len(sectors):
                     b.ex.touched[sectors - (GLOBAL_BASE >> 5)] = True
+                    b.ex.written[sectors - (GLOBAL_BASE >> 5)] = True
             if trace:
                 wi = i2 >> 5
                 np.add.at(pay[:, 0], wi, nb)
@@ -1360,7 +1406,11 @@ def _d_bulk(b, inst):
                 if b.ex.touched is not None:
                     sl = slice(ga >> 5, (ga + nb + 31) >> 5)
                     if not store:
-                        pay[w, 2] += int((~b.ex.touched[sl]).sum()) * 32
+                        nnew = int((~b.ex.touched[sl]).sum())
+                        pay[w, 2] += nnew * 32
+                        b.ex.dram_read_sectors += nnew
+                    else:
+                        b.ex.written[sl] = True
                     b.ex.touched[sl] = True
                 pay[w, 1] = -1
         if mb_f is not None and not store and len(idx):
@@ -1518,10 +1568,50 @@ def _d_mma(b, inst):
     trace = b.ex.want_trace
     compute = b.ex.compute_values
     sat = "satfinite" in mods
+    M_, N_, K_ = int(m_), int(n_), int(k_)
+    fast_ok = (not b.ex.exact_tensor and atype in ("f16", "bf16") and btype == atype and ctype == "f32"
+               and dtype == "f32" and lay == ["row", "col"] and all(r is not None for r in cregs))
+    if fast_ok:
+        ra, ca = tensor_ops.mma_fragment(shape, atype, "a")          # (32, nregs, 2)
+        rb, cb = tensor_ops.mma_fragment(shape, btype, "b")
+        rc, cc = tensor_ops.mma_fragment(shape, "f32", "c")          # (32, 4, 1)
+        ia = (ra * K_ + ca).reshape(32, -1)
+        ib = (rb * N_ + cb).reshape(32, -1)
+        ic = (rc * N_ + cc).reshape(32, -1)
+
+        def f32(h16):
+            return h16.view(np.float16).astype(np.float32) if atype == "f16" else \
+                (h16.astype(np.uint32) << 16).view(np.float32)
+
+        def halves(regs, nw):
+            x = np.stack(regs, axis=1).reshape(nw, 32, len(regs))
+            return f32(np.stack([x & np.uint32(0xFFFF), x >> np.uint32(16)], axis=3).astype(np.uint16)
+                       ).reshape(nw, 32, -1)
+
+    def fast(warps):
+        nw = len(warps)
+        allw = nw == b.W
+        lanes = None if allw else _lanes_of(warps)
+        A = np.empty((nw, M_ * K_), np.float32)
+        A[:, ia] = halves([r if allw else r[lanes] for r in aregs], nw)
+        B = np.empty((nw, K_ * N_), np.float32)
+        B[:, ib] = halves([r if allw else r[lanes] for r in bregs], nw)
+        C = np.empty((nw, M_ * N_), np.float32)
+        C[:, ic] = np.stack([(r if allw else r[lanes]) for r in cregs], axis=1).view(np.float32).reshape(nw, 32, -1)
+        D = (np.matmul(A.reshape(nw, M_, K_), B.reshape(nw, K_, N_)) + C.reshape(nw, M_, N_)).reshape(nw, -1)
+        D = D[:, ic]                                                   # (nw, 32, 4)
+        for j, r in enumerate(dregs):
+            v = D[:, :, j].reshape(-1).view(np.uint32)
+            if allw:
+                r[...] = v
+            else:
+                r[lanes] = v
 
     def h(act, full):
         warps = _warps(b, act, full)
-        if compute and len(warps):
+        if compute and len(warps) and fast_ok:
+            fast(warps)
+        elif compute and len(warps):
             lanes = _lanes_of(warps)
             A = np.stack([r[lanes].reshape(-1, 32) for r in aregs], axis=2).astype(np.uint32)
             B = np.stack([r[lanes].reshape(-1, 32) for r in bregs], axis=2).astype(np.uint32)
@@ -1579,6 +1669,10 @@ def _d_wgmma(b, inst):
     if fast_ok:
         rd, cd = tensor_ops.wgmma_d_fragment(n, "f32")
         fidx = (rd[..., 0] * n + cd[..., 0]).astype(np.int64)            # (128, n/2)
+        _t = np.arange(128)[:, None]
+        _j = np.arange(n // 2)[None, :]
+        d_structured = bool(((rd[..., 0] == 16 * (_t // 32) + (_t % 32) // 4 + 8 * ((_j >> 1) & 1))
+                             & (cd[..., 0] == 8 * (_j >> 2) + 2 * (_t % 4) + (_j & 1))).all())
         smem16 = b.smem[: b.C * b.S].view(np.uint16).reshape(b.C, b.S // 2)
         acache = {}
 
@@ -1619,8 +1713,13 @@ def _d_wgmma(b, inst):
         if ba.max() >= b.S // 2:
             raise _fault(b, inst, "wgmma operand outside shared memory", lanes=first[:1])
         B = to_f32(smem16[cta[:, None], ba]).reshape(nwg, n, k)
-        P = np.matmul(A, B.transpose(0, 2, 1)).reshape(nwg, 64 * n)
-        P = np.ascontiguousarray(P[:, fidx.T].transpose(1, 0, 2))             # (n/2 regs, nwg, 128)
+        P = np.matmul(A, B.transpose(0, 2, 1))                                # (nwg, 64, n)
+        if d_structured:
+            # D fragment: row = 16w + 8h + g, col = 8c + 2t + e  <->  reg 4c + 2h + e of lane 32w + 4g + t
+            P = P.reshape(nwg, 4, 2, 8, n // 8, 4, 2).transpose(4, 2, 6, 0, 1, 3, 5)
+            P = np.ascontiguousarray(P).reshape(n // 2, nwg, 128)
+        else:
+            P = np.ascontiguousarray(P.reshape(nwg, 64 * n)[:, fidx.T].transpose(1, 0, 2))
         keep = sdv.all()
         if not keep:
             zero = np.repeat(~sdv, 128)

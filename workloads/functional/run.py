@@ -29,6 +29,7 @@ class _Exec:
                  exact_fma=True, fast_tma=True, exact_tensor=False):
         self.fast_tma = fast_tma
         self.exact_tensor = exact_tensor
+        self.yield_after = 1024
         self.record = record
         self.program = program
         self.mem = mem
@@ -41,6 +42,11 @@ class _Exec:
         self.grid = tuple(record.grid)
         self.block = tuple(record.block)
         self.tpc = int(np.prod(self.block))
+        self.cluster = tuple(int(c) for c in (getattr(record, "cluster", None) or (1, 1, 1)))
+        if self.cluster[1] != 1 or self.cluster[2] != 1 or self.grid[0] % self.cluster[0]:
+            raise SimulationError(f"cluster shape {list(self.cluster)} is not supported functionally",
+                                  location=str(getattr(record, "name", "record")),
+                                  hint="clusters along x only ([n, 1, 1]) with grid.x a multiple of n")
         self.wpc = (self.tpc + 31) // 32
         smem = program.dynamic_smem_offset + int(record.shared_bytes or 0)
         smem = max(smem, program.static_shared_bytes)
@@ -66,6 +72,8 @@ class _Exec:
         self.global_addr = {}
         self.touched = np.zeros(mem.size // 32 + 1, dtype=bool) if want_trace else None
         self.stamp = np.zeros(mem.size // 32 + 1, dtype=np.int32) if want_trace else None
+        self.written = np.zeros(mem.size // 32 + 1, dtype=bool) if want_trace else None
+        self.dram_read_sectors = 0
         self.batches = []
 
     def new_batch_trace(self, ctas):
@@ -94,7 +102,8 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor)
     n_ctas = int(np.prod(ex.grid))
     lpc = ex.wpc * 32
-    per = max(1, int(max_lanes) // lpc)
+    cx = ex.cluster[0]
+    per = max(cx, (max(1, int(max_lanes) // lpc) // cx) * cx)     # whole clusters per batch
     total_wi = 0
     steps = 0
     with np.errstate(all="ignore"):
@@ -108,8 +117,8 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                 b.trace.finish()
     trace = None
     if want_trace:
-        trace = KernelTrace(program, ex.grid, ex.block, ex.batches,
-                            int(ex.touched.sum()) * 32 if ex.touched is not None else 0)
+        trace = KernelTrace(program, ex.grid, ex.block, ex.batches, ex.dram_read_sectors * 32,
+                            dram_write_bytes=int(ex.written.sum()) * 32)
     return FunctionalResult(mem.outputs(), trace, total_wi, steps, time.perf_counter() - t0, mem)
 
 
@@ -131,6 +140,7 @@ def _run_batch(ex, b: Batch, steps0: int):
             and targets[i + 1] <= i for i, k in enumerate(kinds)]
     is_ctl = [k in (K_BRANCH, K_EXIT, K_BAR) or poll[i] for i, k in enumerate(kinds)]
     max_steps = ex.max_steps
+    yield_after = ex.yield_after
     live = b.live.copy()
     groups: dict = {}
     blocked: dict = {}
@@ -146,7 +156,17 @@ def _run_batch(ex, b: Batch, steps0: int):
         part = act.reshape(W, 32).any(axis=1)
         return part, int(part.sum())
 
+    deferred: dict = {}
     while True:
+        if not groups and deferred:
+            # groups that kept looping while others waited get their turn again (after the others ran)
+            groups = deferred
+            deferred = {}
+            if blocked:
+                for pc_, m in blocked.items():
+                    groups[pc_ + 1] = groups[pc_ + 1] | m if pc_ + 1 in groups else m
+                blocked = {}
+            continue
         if not groups:
             if spinning and progress:
                 for pc_, m in spinning.items():
@@ -170,6 +190,7 @@ def _run_batch(ex, b: Batch, steps0: int):
             break
         pc = min(groups)
         act = groups.pop(pc)
+        back_taken = 0
         full = bool(act.all())
         part, npart = (None, W) if full else group_info(act)
         mid_plain = 0 if full else (tr.mask_id(part, act.reshape(W, 32).sum(axis=1)) if tr is not None else 0)
@@ -224,6 +245,13 @@ def _run_batch(ex, b: Batch, steps0: int):
             if k == K_BRANCH:
                 tgt = targets[pc]
                 if g is None or bool(eff.all() if efull else (eff == act).all()):
+                    if tgt <= pc and (groups or spinning or blocked):
+                        back_taken += 1
+                        if back_taken > yield_after:
+                            # a loop that spins while other threads wait (e.g. on a flag they will set):
+                            # let the others run first (structured reconvergence is kept for short loops)
+                            deferred[tgt] = deferred[tgt] | act if tgt in deferred else act
+                            break
                     pc = tgt
                 else:
                     nt = act & ~eff

@@ -49,9 +49,6 @@ class BatchTrace:
         self.part = self.active = None
         self._warp_cache: dict = {}
 
-    def full_mask(self, lanes_per_warp_active: np.ndarray | None):
-        return 0
-
     def mask_id(self, part: np.ndarray, active: np.ndarray) -> int:
         key = part.tobytes() + active.tobytes()
         i = self._mask_ids.get(key)
@@ -129,7 +126,7 @@ class BatchTrace:
 class KernelTrace:
     """Per-warp instruction streams of one launch (global warp id ``g = cta * warps_per_cta + w``)."""
 
-    def __init__(self, program, grid, block, batches: list, dram_first_touch_bytes: int):
+    def __init__(self, program, grid, block, batches: list, dram_first_touch_bytes: int, dram_write_bytes: int = 0):
         self.program = program
         self.grid = tuple(grid)
         self.block = tuple(block)
@@ -138,7 +135,8 @@ class KernelTrace:
         self.warps_per_cta = (self.threads_per_cta + 31) // 32
         self.n_warps = self.n_ctas * self.warps_per_cta
         self.batches = batches
-        self.dram_first_touch_bytes = int(dram_first_touch_bytes)
+        self.dram_first_touch_bytes = int(dram_first_touch_bytes)   # reads that miss a cold L2 (first touch)
+        self.dram_write_bytes = int(dram_write_bytes)               # distinct 32-B sectors written x 32
         self._where = {}
         for bi, b in enumerate(batches):
             for k, c in enumerate(b.ctas):

@@ -168,6 +168,8 @@ def classify(opcode: str, mods: tuple[str, ...]) -> tuple[Kind, Unit]:
         return Kind.EXIT, Unit.BRANCH
     if opcode in ("fence", "fence.proxy", "membar"):
         return Kind.FENCE, Unit.SYNC
+    if opcode == "mapa":
+        return Kind.ALU, Unit.INT
     if opcode in ("nop", "prefetch", "prefetchu", "pmevent", "griddepcontrol", "setmaxnreg", "brkpt"):
         return Kind.NOP, Unit.NONE
     # ALU
