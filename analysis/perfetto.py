@@ -115,7 +115,12 @@ def chrome_trace_events(recorder, *, clock_mhz: float | None = None, sms: Iterab
         emit({"ph": "b", "cat": cat, "name": name, "id": i, "pid": pid, "tid": tid, "ts": ts(t0), "args": args})
         emit({"ph": "e", "cat": cat, "name": name, "id": i, "pid": pid, "tid": tid, "ts": ts(t1)})
 
+    labels = ev.meta.get("warp_labels") or {}  # the timing core's bundle labels ("warps 0-3 (CTA 2, ...)")
+
     def warp_label(g):
+        lab = labels.get(int(g))
+        if lab is not None:
+            return lab
         if wpc > 0:
             cta, w = divmod(int(g), wpc)
             return f"warp {w} (CTA {cta})"

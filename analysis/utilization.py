@@ -6,7 +6,8 @@ aggregated over the traced SMs (``n_sms``: the recorder's SM filter, else ``meta
 
 =============  ==========================================================================================
 t_start/t_end  bucket bounds (cycles)
-issue_pct      issue slots used / (n_sms × subpartitions × bucket)                (``issue`` events)
+issue_pct      issue slots used / (n_sms × subpartitions × bucket)                (``issue`` events; a
+               bundle's run counts ``meta['issue_weight'][gwarp]`` sub-partitions, default 1)
 tensor_pct     tensor FLOPs (each op's FLOPs spread uniformly over its [t0, t1)) / (peak FLOP/cycle/SM ×
                n_sms × bucket); without a peak: fraction of SM-time with >= 1 tensor op in flight
 tma_pct        fraction of SM-time with >= 1 TMA transaction admitted and not complete
@@ -183,7 +184,10 @@ def utilization_frame(src, bucket_cycles: int = 1000, *, spec=None, n_sms: int |
     starts = lo + b * np.arange(n)
 
     iss = T.get("issue", ())
-    issue = spread_amounts([r[2] for r in iss], [r[3] for r in iss], [r[3] - r[2] for r in iss], lo, b, n)
+    # a bundle track (meta['issue_weight'][g] sub-partitions) occupies each of its sub-partitions while it issues
+    wts = ev.meta.get("issue_weight") or {}
+    issue = spread_amounts([r[2] for r in iss], [r[3] for r in iss],
+                           [(r[3] - r[2]) * wts.get(r[1], 1) for r in iss], lo, b, n)
     ten = T.get("tensor", ())
     tflops = spread_amounts([r[3] for r in ten], [r[4] for r in ten], [r[5] for r in ten], lo, b, n)
     peak_t = pk.get("tensor_flop_per_cycle_per_sm")

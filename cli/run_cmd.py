@@ -25,12 +25,36 @@ def run_command(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     max_cycles: Optional[int] = typer.Option(None, "--max-cycles", help="Stop with an error past this many cycles."),
     stats: bool = typer.Option(False, "--stats", help="With --json: include the full stats table."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="Write a Perfetto/Chrome trace-event JSON "
+                                         "(.json or .json.gz; open it in https://ui.perfetto.dev)."),
+    trace_sms: Optional[str] = typer.Option(None, "--trace-sms", help="SMs to trace, e.g. 0,1 or all "
+                                            "(default: the first 4 SMs that run CTAs)."),
+    trace_window: Optional[str] = typer.Option(None, "--trace-window", help="Cycle window START:END to trace, "
+                                               "e.g. 0:20000 (default: the whole run)."),
+    utilization: Optional[Path] = typer.Option(None, "--utilization", help="Plot tensor / TMA / HBM / L2 / issue "
+                                               "utilisation over time to this PNG (traced SMs; HBM/L2 GPU-wide)."),
+    bucket: int = typer.Option(1000, "--bucket", help="Cycles per --utilization bucket."),
 ) -> None:
     """Simulate a launch record on an architecture."""
-    from warpgraph.runner.simulate import simulate
+    from warpgraph.core.errors import UserError
+    from warpgraph.runner.simulate import parse_trace_sms, parse_trace_window, simulate
 
+    want_events = trace is not None or utilization is not None
+    if want_events and mode == "functional":
+        raise UserError("--trace / --utilization need a timing run", hint="--mode timing or sampled")
+    if (trace_sms is not None or trace_window is not None) and not want_events:
+        raise UserError("--trace-sms / --trace-window without --trace or --utilization", hint="add --trace out.json")
     res = simulate(record, arch, mode=mode, overrides=list(set_) or None, max_cycles=max_cycles,
-                   want_outputs=save_outputs is not None, check=check)
+                   want_outputs=save_outputs is not None, check=check, trace_path=trace,
+                   trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
+                   record_events=want_events)
+    if utilization is not None:
+        from warpgraph.analysis.utilization import plot_utilization
+
+        df = res.utilization(bucket)
+        utilization.parent.mkdir(parents=True, exist_ok=True)
+        plot_utilization(df, utilization, title=f"{res.record} on {res.arch}",
+                         clock_mhz=(res.events.meta.get("clock_mhz") if res.events is not None else None))
     if save_outputs is not None and res.outputs:
         import numpy as np
 
@@ -41,6 +65,13 @@ def run_command(
         typer.echo(res.to_json(stats=stats))
     else:
         _print_table(res)
+        err = typer.echo
+        if trace is not None:
+            tr = res.metrics.get("trace", {})
+            err(f"trace: {trace} ({tr.get('events', 0):,} events, SMs {tr.get('sms')}"
+                f"{', truncated' if tr.get('truncated') else ''}) -- open it in https://ui.perfetto.dev", err=True)
+        if utilization is not None:
+            err(f"utilization: {utilization}", err=True)
     if check and res.check is not None and not getattr(res.check, "ok", False):
         raise typer.Exit(1)
 
@@ -73,6 +104,11 @@ def _print_table(res) -> None:
         if k in m:
             mv = meas.get(mk.get(k, ""), "")
             t.add_row(k, _fmt(m[k]), _fmt(mv) if mv != "" else "")
+    rf = m.get("roofline") or {}
+    if rf.get("bound_cycles"):
+        t.add_row(f"roofline bound ({rf.get('bound_by')})", _fmt(float(rf["bound_cycles"])), "")
+        if rf.get("sim_over_bound"):
+            t.add_row("simulated / bound", _fmt(float(rf["sim_over_bound"])), "")
     con.print(t)
     sr = m.get("stall_ratios_per_issue")
     if sr:

@@ -1,7 +1,7 @@
 """``warpgraph trace``: validate Chrome/Perfetto trace files; roofline bound of a launch record (no timing).
 
-(``warpgraph trace run`` -- simulate with a TraceRecorder and write the trace -- needs ``simulate(recorder=...)``
-from the runner; until then use ``warpgraph.analysis.write_chrome_trace`` on a recorder from Python.)
+To simulate and write a trace: ``warpgraph run RECORD --trace out.json [--trace-sms 0,1] [--trace-window 0:20000]
+[--utilization util.png]`` (``simulate(..., trace_path=...)`` from Python).
 """
 from __future__ import annotations
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 from warpgraph.components.memory import param
 from warpgraph.core.errors import SimulationError
 from warpgraph.core.registry import register_component
+from warpgraph.core.tracing import NULL_RECORDER
 
 __all__ = ["MbarrierUnit", "quantize_hint"]
 
@@ -67,6 +68,8 @@ class MbarrierUnit:
         self.wakeup = int(param(mb, "phase_wakeup_cycles", 0))
         self.loop = int(param(mb, "poll_loop_cycles", 7))  # not in schema yet (see module docstring)
         self.bars: dict[int, _Bar] = {}
+        self.rec = NULL_RECORDER  # event recorder (core/tracing.py); the runner swaps in a real one
+        self.sm_of_key = None     # optional: barrier key -> SM (for the recorder; else -1, resolved later)
         self.n_polls = 0
         self.n_waits = 0
         self.n_phases = 0
@@ -92,7 +95,7 @@ class MbarrierUnit:
             raise SimulationError(f"mbarrier 0x{key:x}: more arrivals than the expected count {b.expected}",
                                   hint="arrival count of mbarrier.init")
         if b.pending == 0 and b.tx == 0:
-            self._complete(b, t)
+            self._complete(b, t, key)
 
     def expect_tx(self, key: int, t: int, tx_bytes: int) -> None:
         self._bar(key).tx += tx_bytes
@@ -104,10 +107,13 @@ class MbarrierUnit:
             return
         b.tx -= nbytes
         if b.pending == 0 and b.tx == 0:
-            self._complete(b, t)
+            self._complete(b, t, key)
 
-    def _complete(self, b: _Bar, t: int) -> None:
+    def _complete(self, b: _Bar, t: int, key: int = -1) -> None:
         b.times.append(t)
+        if self.rec.enabled:
+            f = self.sm_of_key
+            self.rec.mbarrier_phase(f(key) if f is not None else -1, key, len(b.times) - 1, t)
         self.n_phases += 1
         b.pending = b.expected
         b.tx = 0

@@ -29,6 +29,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 
 from warpgraph.core.registry import register_component
+from warpgraph.core.tracing import NULL_RECORDER
 
 __all__ = ["MemorySystem", "FluidServer", "param"]
 
@@ -98,6 +99,7 @@ class MemorySystem:
     def __init__(self, spec, engine=None):
         self.spec = spec
         self.engine = engine
+        self.write_back_ratio = 1.0   # set by the runner from the functional pass's L2 residency model
         clocks, sm, l1, l2, hbm, fab = (getattr(spec, k, None) for k in ("clocks", "sm", "l1", "l2", "hbm", "fabric"))
         sm_mhz = float(param(clocks, "sm_mhz", 1755.0))
         l2_mhz = float(param(clocks, "l2_mhz", sm_mhz))
@@ -135,6 +137,11 @@ class MemorySystem:
         self.requests = 0
         self.mshr_stall_cycles = 0
         self.far_lines = 0
+        # event recording (core/tracing.py): served bytes per level aggregated between samples, backlogs sampled
+        self.rec = NULL_RECORDER
+        self.trace_sample_cycles = 100
+        self._tnext = 0.0
+        self._tacc: dict[tuple[str, bool], list] = {}
         self.near_lines = 0
 
     # ------------------------------------------------------------------------------------------------
@@ -180,6 +187,9 @@ class MemorySystem:
             lines = 1
         near, any_far = self._split(sm, lines)
         me = self.near_part[sm]
+        rec_on = self.rec.enabled
+        if rec_on and t >= self._tnext:
+            self._trace_sample(t)
         done = 0.0
         self.near_lines += near
         self.far_lines += lines - near
@@ -203,9 +213,14 @@ class MemorySystem:
                 e = self.l2_srv[p].reserve(t, b)
             else:
                 e = self.l2_srv[p].reserve_stream(t, t_end, b)
+            if rec_on:
+                self._trace_note("l2", write, e - b * self.l2_srv[p].inv, e, b)
             if dram_bytes:
                 db = dram_bytes * frac
                 e2 = self.hbm_srv[p].reserve(e - (b * self.l2_srv[p].inv), db) + self.dram_lat
+                if rec_on:
+                    self._trace_note("hbm", write, e2 - self.dram_lat - db * self.hbm_srv[p].inv,
+                                     e2 - self.dram_lat, db)
                 if e2 > e:
                     e = e2
             if not write:
@@ -215,6 +230,39 @@ class MemorySystem:
             if e > done:
                 done = e
         return done
+
+    # -- event recording ------------------------------------------------------------------------------
+    def _trace_note(self, level: str, write: bool, t0: float, t1: float, nbytes: float) -> None:
+        a = self._tacc.get((level, write))
+        if a is None:
+            self._tacc[(level, write)] = [nbytes, t0, t1]
+            return
+        a[0] += nbytes
+        if t0 < a[1]:
+            a[1] = t0
+        if t1 > a[2]:
+            a[2] = t1
+
+    def _trace_sample(self, t: float) -> None:
+        """Flush the served bytes since the last sample as ``traffic`` events (one per level and direction,
+        spread over the span of their reservations) and sample each server's backlog (cycles of queued work)
+        as a GPU-wide counter; at most once per ``trace_sample_cycles``."""
+        rec = self.rec
+        for (level, write) in sorted(self._tacc):
+            nb, t0, t1 = self._tacc[(level, write)]
+            if nb > 0:
+                rec.traffic(level, t0, t1, int(round(nb)), write=write)
+        self._tacc.clear()
+        ti = int(t)
+        for p in range(self.parts):
+            rec.counter(f"L2 p{p} backlog (cycles)", ti, max(0.0, round(self.l2_srv[p].free - t, 1)))
+            rec.counter(f"HBM p{p} backlog (cycles)", ti, max(0.0, round(self.hbm_srv[p].free - t, 1)))
+        self._tnext = t + self.trace_sample_cycles
+
+    def trace_finish(self, t_end=None) -> None:
+        """Flush the last traffic and a final backlog sample (the runner calls this after the run)."""
+        if self.rec.enabled:
+            self._trace_sample(float(t_end) if t_end is not None else self._tnext)
 
     # ------------------------------------------------------------------------------------------------
     def global_access(self, t: int, sm: int, op: str, sectors: int, dram_sectors: int, lines: int,
@@ -251,6 +299,9 @@ class MemorySystem:
         self.l1_free[sm] = s1 + l1c
         write = op == "st"
         if write:
+            # write-back L2: a store's HBM traffic is the launch's measured-model write-back share
+            # (workloads/functional/l2model.py: evicted dirty sectors per dirtied sector)
+            dbytes = sbytes * self.write_back_ratio
             self.l2_write_bytes += sbytes
             self.dram_write_bytes += dbytes
         else:
@@ -278,6 +329,7 @@ class MemorySystem:
         if l2_bytes <= 0:
             return t if t_end is None else _ceil(t_end)
         if write:
+            dram_bytes = l2_bytes * self.write_back_ratio
             self.l2_write_bytes += l2_bytes
             self.dram_write_bytes += dram_bytes
         else:

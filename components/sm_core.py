@@ -36,6 +36,7 @@ from math import ceil
 
 from warpgraph.components import stalls as S
 from warpgraph.core.errors import SimulationError
+from warpgraph.core.tracing import NULL_RECORDER
 
 __all__ = ["StaticTables", "CoreConfig", "SMCore", "Group", "INF", "OPS", "PIPES", "PIPE_THROTTLE"]
 
@@ -201,6 +202,22 @@ class SMCore:
         self.bundles = 0
         self.op_counts = [0] * len(OPS)
         self.rf_bpc = float(getattr(tc, "rf_bpc", 512) or 512)
+        # event recording (core/tracing.py): the hot loop tests the local bool ``rec_on`` only
+        self.rec = NULL_RECORDER
+        self.rec_on = False
+        self._mwait: dict[int, tuple[int, int]] = {}     # bundle -> (mbarrier key, wait start) while parked
+
+    def set_recorder(self, rec) -> None:
+        """Record events into ``rec`` (core/tracing.py). Bundles are recorded on one track each, keyed by their
+        first global warp id and labelled with the warps they stand for (``meta['warp_labels']``); an issue run
+        of a bundle occupies each of its sub-partitions (``meta['issue_weight']`` of them) for its length."""
+        self.rec = rec if rec is not None else NULL_RECORDER
+        self.rec_on = bool(self.rec.enabled)
+        if self.rec_on:
+            meta = getattr(self.rec, "meta", None)
+            if isinstance(meta, dict):
+                meta.setdefault("warp_labels", {})
+                meta.setdefault("issue_weight", {})
 
     # -- CTA life cycle ---------------------------------------------------------------------------------
     def start(self) -> None:
@@ -279,11 +296,48 @@ class SMCore:
             W.st = t
             W.wake = None
             self.warps[W.g] = W
+            if self.rec_on:
+                self._trace_label(W)
             ws_list.append(W)
             self.smb[sm].append(W)
             self.bundles += 1
         self.cta_warps[cta] = ws_list
         self._kick(sm, t)
+
+    def _trace_label(self, W: _Warp) -> None:
+        meta = getattr(self.rec, "meta", None)
+        if not isinstance(meta, dict):
+            return
+        ws = W.ws
+        if len(ws) == 1:
+            lab = f"warp {ws[0]} (CTA {W.cta})"
+        else:
+            if ws == list(range(ws[0], ws[0] + len(ws))):
+                wl = f"{ws[0]}-{ws[-1]}"
+            else:
+                wl = ",".join(str(w) for w in ws[:8]) + (f",+{len(ws) - 8}" if len(ws) > 8 else "")
+            lab = f"warps {wl} (CTA {W.cta}, bundle of {len(ws)})"
+        meta.setdefault("warp_labels", {})[W.g] = lab
+        meta.setdefault("issue_weight", {})[W.g] = len(set(W.sps))
+
+    def _trace_stalls(self, W: _Warp, c0: int, tt: int, ht: int, td: int, rd: int, tp: int, ts: int,
+                      p: int) -> None:
+        """The stall slices of ``[c0, tt)``, split exactly as the stall counters are charged in ``_step``."""
+        rec, sm, g = self.rec, W.sm, W.g
+        if ht > c0:
+            x = ht if ht < tt else tt
+            rec.warp_stall(sm, g, c0, x, W.hold_r)
+            c0 = x
+        if td > c0:
+            x = td if td < tt else tt
+            rec.warp_stall(sm, g, c0, x, rd)
+            c0 = x
+        if tp > c0 and tp > ts:
+            x = tp if tp < tt else tt
+            rec.warp_stall(sm, g, c0, x, PIPE_THROTTLE[p])
+            c0 = x
+        if tt > c0:
+            rec.warp_stall(sm, g, c0, tt, S.NOT_SELECTED)
 
     def _kick(self, sm: int, t: int) -> None:
         """Make sure SM ``sm`` runs no later than ``t`` (one pending engine event per SM)."""
@@ -330,6 +384,9 @@ class SMCore:
         sm = self.cta_sm.pop(cta)
         self.ctas_done += 1
         self.bars.pop(cta, None)
+        if self.rec_on:
+            cw = self.cta_warps.get(cta)
+            self.rec.cta(sm, cta, cw[0].launch if cw else t, t)
         for W in self.cta_warps.pop(cta):
             self.warps.pop(W.g, None)
         self.cta_live.pop(cta, None)
@@ -381,6 +438,10 @@ class SMCore:
     def _wake(self, W: _Warp, c: int, reason: int) -> None:
         if W.done:
             return
+        if self.rec_on:
+            mw = self._mwait.pop(W.g, None)
+            if mw is not None:
+                self.rec.mbarrier_wait(W.sm, W.g, mw[0], mw[1], c)
         rr, rk = W.rr, W.rk
         for d in W.wait_dsts:
             if rr[d] >= INF:
@@ -462,6 +523,7 @@ class SMCore:
         issued = 0
         ptx = 0
         opc = self.op_counts
+        rec_on = self.rec_on
         while True:
             if pos >= n:
                 i = -1
@@ -502,7 +564,10 @@ class SMCore:
                     if x > ts:
                         ts = x
                 ht = W.hold_t
-                if OP_TMA_LD <= op <= OP_TMA_ST and W.tma_next > tp:
+                if (OP_TMA_LD <= op <= OP_TMA_ST or op == OP_CLOCK) and W.tma_next > tp:
+                    # the next bulk copy waits for the TMA front end's issue gap; so does a clock read
+                    # (CS2R is ordered after the warp's outstanding bulk issue: paper III-A T(N) = 1 + 44 N
+                    # brackets the last issue's gap); independent ALU work overlaps the gap
                     tp = W.tma_next
                 tt = td
                 if ht > tt:
@@ -537,6 +602,8 @@ class SMCore:
             # ---- issue at tt: charge the stall cycles tlast+1 .. tt-1 (per warp of the bundle) ----
             c0 = tlast + 1
             if tt > c0:
+                if rec_on:
+                    self._trace_stalls(W, c0, tt, ht, td, rd, tp, ts, p)
                 if ht > c0:
                     x = ht if ht < tt else tt
                     stall[W.hold_r] += (x - c0) * m
@@ -563,6 +630,8 @@ class SMCore:
                     stall[S.NOT_SELECTED] += c * nsx
                 t = tt + c * kmax
                 tlast = t - 1
+                if rec_on:
+                    self.rec.warp_issue(W.sm, W.g, tt, c * kmax)
             else:
                 tlast = tt - 1 if tt - 1 > tlast else tlast
                 t = tt
@@ -589,6 +658,10 @@ class SMCore:
                 te = t if t > W.st_ack else W.st_ack
                 if te > t:
                     stall[S.DRAIN] += (te - t) * m
+                if rec_on:
+                    if te > t:
+                        self.rec.warp_stall(W.sm, W.g, t, te, S.DRAIN)
+                    self.rec.warp_exit(W.sm, W.g, te)
                 W.pos, W.t, W.tlast = pos, t, tlast
                 W.issued += issued
                 W.ptx += ptx
@@ -672,6 +745,10 @@ class SMCore:
                         done = self.mbar.wait(W.a1[k], W.a0[k], tt, T.aux[i], hint, wk[1])
                         if done is None:
                             done = INF
+                            if rec_on:
+                                self._mwait[W.g] = (W.a1[k], tt)
+                        elif rec_on:
+                            self.rec.mbarrier_wait(W.sm, W.g, W.a1[k], tt, done)
                     for d in DSTS[i]:
                         rr[d] = done
                         rk[d] = reason

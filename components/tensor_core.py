@@ -30,6 +30,7 @@ from heapq import heappop, heappush
 from warpgraph.components.memory import param
 from warpgraph.core.errors import SimulationError
 from warpgraph.core.registry import register_component
+from warpgraph.core.tracing import NULL_RECORDER
 
 __all__ = ["TensorCoreUnit", "MmaSyncTensorCoreUnit", "WgmmaTensorCoreUnit", "Tcgen05TensorCoreUnit",
            "IdealQueueTensorCoreUnit", "mma_key", "dtype_class"]
@@ -79,6 +80,8 @@ class TensorCoreUnit:
         self.table = {k: (int(param(v, "issue_gap_cycles", 6)), int(param(v, "latency_cycles", 24)))
                       for k, v in sorted(table.items())}
         self.pipe = [0] * (self.n_sm * self.n_sp)
+        self.rec = NULL_RECORDER  # event recorder (core/tracing.py); the runner swaps in a real one
+        self._mruns: dict[int, list] = {}  # pipe -> open run of back-to-back mma.sync [sm, sp, t0, t1, flops]
         if bool(param(tc, "ideal_issue_queue", False)):
             self.ideal_queue = True
         self.mma_count = 0
@@ -100,12 +103,32 @@ class TensorCoreUnit:
         else:
             self.mma_queue_cycles += s - t
         self.pipe[i] = s + gap
+        if self.rec.enabled:
+            self._trace_mma(i, sm, sp, s, s + gap, flops)
         self.mma_count += 1
         self.mma_flops += flops
         self.mma_busy += gap
         if self.ideal_queue:
             return t + 1, s + lat
         return s + gap, s + lat
+
+    def _trace_mma(self, i, sm, sp, s, e, flops) -> None:
+        """mma.sync pipe occupancy: back-to-back MMAs of one pipe merge into one ``tensor`` event."""
+        r = self._mruns.get(i)
+        if r is not None and s <= r[3]:
+            r[3] = e
+            r[4] += flops
+            return
+        if r is not None:
+            self.rec.tensor_op(r[0], "mma_sync", f"sp{r[1]}", r[2], r[3], r[4])
+        self._mruns[i] = [sm, sp, s, e, flops]
+
+    def trace_finish(self, t_end=None) -> None:
+        """Flush the open mma.sync runs into the recorder (the runner calls this after the run)."""
+        for i in sorted(self._mruns):
+            r = self._mruns[i]
+            self.rec.tensor_op(r[0], "mma_sync", f"sp{r[1]}", r[2], r[3], r[4])
+        self._mruns.clear()
 
     def wgmma(self, t, sm, wg_key, flops, smem_bytes, n, a_from_regs, dtype="f16"):
         raise SimulationError(f"tensor core kind {self.kind!r} has no wgmma",
@@ -185,6 +208,9 @@ class WgmmaTensorCoreUnit(TensorCoreUnit):
         svc = flops / self.rates.get(dtype_class(dtype), self.rates["fp16"])
         end = f + svc
         self.free[sm] = end
+        if self.rec.enabled:  # the op's service interval on the SM's tensor cores
+            self.rec.tensor_op(sm, "wgmma" if self.kind != "tcgen05" else "tcgen05",
+                               wg_key if wg_key is not None else self.kind, f, end, flops)
         done = end + self.tail
         i = int(done)
         if i < done:

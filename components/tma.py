@@ -28,6 +28,7 @@ from heapq import heappop, heappush
 
 from warpgraph.components.memory import param
 from warpgraph.core.registry import register_component
+from warpgraph.core.tracing import NULL_RECORDER
 
 __all__ = ["TmaUnit"]
 
@@ -61,6 +62,7 @@ class TmaUnit:
         self.rate_l2 = min(self.bpc, cap / rt_l2) if rt_l2 > 0 else self.bpc
         self.rate_dram = min(self.bpc, cap / rt_dram) if rt_dram > 0 else self.bpc
         self.groups: dict[tuple[int, int], list] = {}  # (sm, warp) -> [committed group done..., open group done]
+        self.rec = NULL_RECORDER  # event recorder (core/tracing.py); the runner swaps in a real one
         # stats
         self.n_loads = 0
         self.n_stores = 0
@@ -111,6 +113,8 @@ class TmaUnit:
         self.gen_busy += g1 - g0
         t_done = done + self.done_lat
         heappush(act, t_done)
+        if self.rec.enabled:  # one transaction: issued at t, admitted at ta, complete at t_done
+            self.rec.tma_transaction(sm, None, t, ta, t_done, nbytes, store, warp)
         if store:
             g = self.groups.get((sm, warp))
             if g is None:

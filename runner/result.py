@@ -41,6 +41,27 @@ class RunResult:
     arch: str = ""
     mode: str = "timing"
     measured: dict | None = field(default=None, repr=False)
+    events: Any = field(default=None, repr=False)    # core.tracing.TraceEvents when events were recorded
+    spec: Any = field(default=None, repr=False)      # the ArchSpec simulated (peaks for utilization())
+
+    def utilization(self, bucket_cycles: int = 1000, **kw):
+        """Per-unit utilisation over time (pandas DataFrame: ``t_start, t_end, issue_pct, tensor_pct, tma_pct,
+        hbm_pct, l2_pct`` and raw sums; analysis/utilization.py). Needs recorded events
+        (``simulate(..., record_events=True)`` or ``trace_path=...``): issue / tensor / TMA are averaged over the
+        traced SMs, HBM / L2 are GPU-wide. Without events: one row from the run's totals."""
+        from warpgraph.analysis.utilization import utilization_frame
+
+        src = self.events if self.events is not None else dict(self.metrics)
+        return utilization_frame(src, bucket_cycles, spec=self.spec, **kw)
+
+    def write_trace(self, path, *, sms=None, window=None) -> dict:
+        """Write the recorded events as a Chrome/Perfetto trace (open in https://ui.perfetto.dev)."""
+        from warpgraph.analysis.perfetto import write_chrome_trace
+
+        if self.events is None:
+            raise ValueError("no events recorded: simulate(..., record_events=True) or trace_path=...")
+        mhz = self.events.meta.get("clock_mhz")
+        return write_chrome_trace(self.events, path, clock_mhz=mhz, sms=sms, window=window)
 
     def comparison(self) -> dict:
         """Simulated vs measured (record's measured.json) for the headline metrics, when available."""

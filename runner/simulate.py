@@ -17,7 +17,7 @@ from pathlib import Path
 from warpgraph.core.errors import UserError
 from warpgraph.runner.result import RunResult
 
-__all__ = ["simulate", "split_overrides", "DEFAULT_RECORD"]
+__all__ = ["simulate", "split_overrides", "DEFAULT_RECORD", "parse_trace_window", "parse_trace_sms"]
 
 _HERE = Path(__file__).resolve().parent.parent
 #: the bundled default record of ``warpgraph run`` with no RECORD
@@ -75,8 +75,15 @@ def _reads_clock(program) -> bool:
 
 def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", overrides=None, max_cycles: int | None = None,
              want_outputs: bool = False, check: bool = False, seed: int = 0, trace_path=None, sample=None,
-             max_steps: int | None = None, bundle: bool | None = None) -> RunResult:
-    """Simulate one launch record on an architecture (Contract 5)."""
+             max_steps: int | None = None, bundle: bool | None = None, trace_window=None, trace_sms=None,
+             record_events: bool = False, trace_max_events: int = 2_000_000) -> RunResult:
+    """Simulate one launch record on an architecture (Contract 5).
+
+    Tracing (timing / sampled modes): ``trace_path`` writes a Chrome/Perfetto trace-event JSON (``.json`` or
+    ``.json.gz``; open it in https://ui.perfetto.dev) of SMs ``trace_sms`` (default: the first 4 SMs that run
+    CTAs) over ``trace_window=(t0, t1)`` cycles (default: the whole run). ``record_events=True`` (implied by
+    ``trace_path``) keeps the recorded events on the result (``RunResult.events``, ``RunResult.utilization()``).
+    Tracing never changes the simulated cycles."""
     from warpgraph.topologies import load_arch
     from warpgraph.workloads.record import LaunchRecord, load_record
 
@@ -101,14 +108,17 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         wall = time.perf_counter() - t0
         n = int(getattr(fres, "dynamic_warp_instructions", 0) or 0)
         metrics = {"ptx_warp_instructions": n, "wall_seconds": wall,
-                   "warp_instructions_per_second": n / wall if wall > 0 else 0.0}
+                   "warp_instructions_per_second": n / wall if wall > 0 else 0.0,
+                   "roofline": _roofline({}, spec, record, program)}
         return RunResult(metrics, None, outputs if (want_outputs or check) else None, chk, record.name,
                          spec.name, mode, measured)
 
     from warpgraph.runner.timing import run_timing
 
     t_f = time.perf_counter()
-    fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps)
+    l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
+    fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
+                           l2_capacity_bytes=l2cap)
     functional_s = time.perf_counter() - t_f
     trace = fres.trace
     smp = None
@@ -118,19 +128,32 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         smp = make_sample(sample, seed)
     if bundle is None:
         bundle = knobs.get("bundle", True)
+    rec = _make_recorder(trace_path, trace_window, trace_sms, record_events, trace_max_events)
     out = run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
                      policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
                      shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
-                     window=knobs.get("window"), sample=smp)
+                     window=knobs.get("window"), sample=smp, recorder=rec)
     outputs = fres.outputs if compute else None
     if compute and _reads_clock(program) and out.clock_issue:
-        ci = out.clock_issue
-
-        def oracle(g, ordinal, _ci=ci):
-            return _ci.get((g, ordinal), 0)
-
-        fres2 = _run_functional(record, program, want_trace=False, compute_values=True, clock_oracle=oracle,
-                                max_steps=max_steps)
+        # Clock oracle (design.md, execution model 4). A kernel whose control flow reads the clock (a spin
+        # `while (clock() - t < N)`) takes a different path under the oracle than in the first functional pass
+        # (whose clock is a slow counter, so spin loops overshoot): re-time the oracle run's trace until its
+        # dynamic instruction count is a fixed point (spin loops converge in 2-3 rounds).
+        n_prev = trace_dyn = int(getattr(fres, "dynamic_warp_instructions", 0) or 0)
+        for _round in range(6):
+            oracle = _clock_oracle(out.clock_issue)
+            fres2 = _run_functional(record, program, want_trace=True, compute_values=True, clock_oracle=oracle,
+                                    max_steps=max_steps)
+            n2 = int(getattr(fres2, "dynamic_warp_instructions", 0) or 0)
+            if n2 == n_prev or fres2.trace is None:
+                break
+            n_prev = n2
+            trace = fres2.trace
+            out = run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
+                             policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
+                             shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
+                             window=knobs.get("window"), sample=smp, recorder=rec)
+        del trace_dyn
         outputs = fres2.outputs
     if check:
         chk = _check(record, outputs)
@@ -143,14 +166,91 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     m["warp_instructions_per_second"] = m["warp_instructions"] / wall if wall > 0 else 0.0
     m["timing_warp_instructions_per_second"] = (m["warp_instructions"] / m["timing_wall_seconds"]
                                                 if m["timing_wall_seconds"] > 0 else 0.0)
-    m.setdefault("roofline", _roofline(m, spec))
+    m.setdefault("roofline", _roofline(m, spec, record, program, trace))
     m.setdefault("sampling", {"mode": "detailed", "sms": None, "seed": None, "fraction": 1.0})
+    events = None
+    if rec is not None:
+        rec.meta["record"] = record.name
+        rec.meta["arch"] = spec.name
+        events = rec.events()
+        if trace_path is not None:
+            from warpgraph.analysis.perfetto import write_chrome_trace
+
+            from warpgraph.runner.standin_units import sget
+
+            m["trace"] = write_chrome_trace(events, trace_path, clock_mhz=float(sget(spec, "clocks.sm_mhz", 1755.0)))
+            m["trace"]["sms"] = sorted(events.sms) if events.sms is not None else None
+            m["trace"]["window"] = list(events.window) if events.window is not None else None
     stats = out.stats
     g = stats.group("run")
     g.set("wall_seconds", wall)
     g.set("functional_wall_seconds", functional_s)
     return RunResult(m, stats.to_frame(), outputs if want_outputs or check else None, chk, record.name, spec.name,
-                     mode, measured)
+                     mode, measured, events=events, spec=spec)
+
+
+def parse_trace_window(text) -> tuple[int, int] | None:
+    """``"0:20000"`` (cycles) -> ``(0, 20000)``; None/"" -> None."""
+    if text is None or text == "":
+        return None
+    if isinstance(text, (tuple, list)):
+        a, b = text
+    else:
+        if ":" not in str(text):
+            raise UserError(f"trace window {text!r} is not START:END", hint="cycles, e.g. --trace-window 0:20000")
+        a, b = str(text).split(":", 1)
+    try:
+        w = (int(a) if str(a).strip() else 0, int(b))
+    except ValueError:
+        raise UserError(f"trace window {text!r} is not START:END", hint="cycles, e.g. 0:20000") from None
+    if w[1] <= w[0]:
+        raise UserError(f"trace window {text!r}: END must be after START", hint="e.g. 0:20000")
+    return w
+
+
+def parse_trace_sms(text):
+    """``"0,1"`` -> ``[0, 1]``; ``"all"`` -> ``"all"``; None -> None (default set)."""
+    if text is None or text == "":
+        return None
+    if isinstance(text, str):
+        if text.strip().lower() == "all":
+            return "all"
+        try:
+            return [int(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise UserError(f"trace SMs {text!r} are not a comma-separated list", hint="e.g. 0,1,2 or all") from None
+    return [int(x) for x in text]
+
+
+def _make_recorder(trace_path, trace_window, trace_sms, record_events, max_events):
+    if trace_path is None and not record_events:
+        return None
+    from warpgraph.core.tracing import TraceRecorder
+
+    sms = parse_trace_sms(trace_sms)
+    rec = TraceRecorder(window=parse_trace_window(trace_window), sms=None if sms in (None, "all") else sms,
+                        max_events=max_events)
+    rec.auto_sms = sms is None  # run_timing picks the first 4 SMs that run CTAs
+    return rec
+
+
+def _clock_oracle(clock_issue: dict):
+    """(warp, ordinal) -> the timing pass's clock value; an ordinal the timed trace did not have (the oracle run
+    left a clock-dependent loop at another iteration) continues the warp's last known clock one cycle per read."""
+    last: dict[int, tuple[int, int]] = {}
+    for (g, k), v in clock_issue.items():
+        lk = last.get(g)
+        if lk is None or k > lk[0]:
+            last[g] = (k, v)
+
+    def oracle(g, ordinal, _ci=clock_issue, _last=last):
+        v = _ci.get((g, ordinal))
+        if v is not None:
+            return v
+        k, v = _last.get(g, (0, 0))
+        return v + max(ordinal - k, 1)
+
+    return oracle
 
 
 def _check(record, outputs):
@@ -159,8 +259,24 @@ def _check(record, outputs):
     return ref_check(record, outputs)
 
 
-def _roofline(m: dict, spec) -> dict:
+def _roofline(m: dict, spec, record=None, program=None, trace=None) -> dict:
+    """analysis.roofline of the launch (useful FLOPs of the reference when known, else the executed tensor
+    FLOPs of the trace; minimum DRAM bytes) with ``sim_over_bound`` = simulated / bound cycles, plus the
+    achieved-DRAM-traffic fields."""
     from warpgraph.runner.standin_units import sget
+
+    out: dict = {}
+    if record is not None:
+        try:
+            from warpgraph.analysis.roofline import reference_flops, roofline
+
+            use_trace = trace if reference_flops(record) is None else None
+            out = roofline(record, program, spec, trace=use_trace)
+        except Exception as e:  # the bound must never break a run's result
+            out = {"bound_cycles": None, "bound_by": None, "error": f"{type(e).__name__}: {e}"}
+        b = out.get("bound_cycles")
+        cyc0 = m.get("cycles")
+        out["sim_over_bound"] = (float(cyc0) / b) if b and cyc0 else None
 
     n_sms = int(sget(spec, "sm.count", 132))
     mhz = float(sget(spec, "clocks.sm_mhz", 1755.0))
@@ -168,5 +284,6 @@ def _roofline(m: dict, spec) -> dict:
     dram = m.get("dram_read_bytes", 0) + m.get("dram_write_bytes", 0)
     mem_cycles = dram / bw * mhz * 1e6 if bw else 0.0
     cyc = m.get("cycles", 0) or 1
-    return {"dram_bound_cycles": round(mem_cycles, 1), "dram_bandwidth_pct": round(100.0 * mem_cycles / cyc, 2),
-            "tensor_utilization_pct": m.get("tensor_utilization_pct", 0.0), "n_sms": n_sms}
+    out.update({"dram_bound_cycles": round(mem_cycles, 1), "dram_bandwidth_pct": round(100.0 * mem_cycles / cyc, 2),
+                "tensor_utilization_pct": m.get("tensor_utilization_pct", 0.0), "n_sms": n_sms})
+    return out

@@ -347,12 +347,14 @@ class TimingOutcome:
 def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, units: str = "auto",
                policy: str | None = None, n_sms: int | None = None, shared_bytes: int | None = None,
                registers: int | None = None, sass_overrides: dict | None = None, bundle: bool = True,
-               window: int | None = None, sample=None) -> TimingOutcome:
+               window: int | None = None, sample=None, recorder=None) -> TimingOutcome:
     """Replay ``trace`` (Contract 2) on ``spec`` (Contract 4). Raises SimulationError on a hang / cycle limit.
 
     ``bundle``: replay the identical-stream warps of a CTA as one bundle (fast, default) or every warp alone.
     ``window``: SM run-ahead window in cycles (CoreConfig.window). ``sample``: a
-    :class:`warpgraph.runner.sampling.Sample` (sampled mode: only its SMs run, with their CTA assignment)."""
+    :class:`warpgraph.runner.sampling.Sample` (sampled mode: only its SMs run, with their CTA assignment).
+    ``recorder``: an event recorder (core/tracing.py ``TraceRecorder``) given to the core and every unit; a
+    recorder with ``auto_sms = True`` keeps the first 4 SMs that run CTAs."""
     t_wall = time.perf_counter()
     prog = trace.program
     tables = lower(prog, spec, sass_overrides=sass_overrides)
@@ -379,6 +381,8 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
         cfg.window = int(window)
     eng = Engine(ClockDomain("sm", float(sget(spec, "clocks.sm_mhz", 1755.0))))
     mem, smem, tma, mbar, tc, unit_names = build_units(spec, eng, units)
+    if hasattr(mem, "write_back_ratio"):
+        mem.write_back_ratio = float(getattr(trace, "write_back_ratio", 1.0))
     assignment = None
     n_ctas_run = trace.n_ctas
     if sample is not None:
@@ -394,9 +398,17 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
                   threads_per_cta=trace.threads_per_cta, stream_of=trace.warp_stream, scheduler=sched,
                   mem=mem, smem=smem, tma=tma, mbar=mbar, tc=tc, max_cycles=max_cycles, groups_of=groups,
                   merge_subpartitions=merge)
+    if recorder is not None and recorder.enabled:
+        _attach_recorder(recorder, core, (mem, smem, tma, mbar, tc), cfg, spec, trace, assignment, occ)
     eng.report = core.stuck_report
     core.start()
     eng.run(max_cycles=max_cycles)
+    if recorder is not None and recorder.enabled:
+        for u in (mem, smem, tma, mbar, tc):
+            fn = getattr(u, "trace_finish", None)
+            if fn is not None:
+                fn(core.end_cycle)
+        recorder.finish(core.end_cycle)
     if not core.finished():
         raise SimulationError("simulation deadlocked: no pending events but warps have not finished\n"
                               + core.stuck_report(),
@@ -413,6 +425,28 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
     if sample is not None:
         sample.finish(out, trace.n_ctas, n_ctas_run, cfg.n_sms)
     return out
+
+
+def _attach_recorder(rec, core, units, cfg, spec, trace, assignment, occ) -> None:
+    """Give the core and the units the recorder; describe the launch in its metadata."""
+    if getattr(rec, "auto_sms", False):
+        if assignment is not None:
+            sms = sorted(s for s, v in assignment.items() if v)[:4]
+        else:
+            sms = list(range(min(4, cfg.n_sms)))
+        rec.sms = frozenset(sms)
+    rec.begin_launch(name=getattr(trace.program, "name", ""), n_ctas=trace.n_ctas,
+                     warps_per_cta=trace.warps_per_cta, n_sms=cfg.n_sms, subpartitions=cfg.subpartitions,
+                     clock_mhz=float(sget(spec, "clocks.sm_mhz", 1755.0)), reason_names=S.STALL_NAMES,
+                     ctas_per_sm=occ.ctas_per_sm)
+    core.set_recorder(rec)
+    mem, smem, tma, mbar, tc = units
+    for u in units:
+        if hasattr(u, "rec"):
+            u.rec = rec
+    if mbar is not None and hasattr(mbar, "sm_of_key"):
+        cta_sm = core.cta_sm
+        mbar.sm_of_key = lambda key: cta_sm.get(int(key) >> 32, -1)
 
 
 def _unit_stats(u) -> dict:

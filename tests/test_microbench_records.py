@@ -8,7 +8,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REC_DIR = ROOT / "workloads" / "microbench"
 RES_DIR = ROOT / "microbench" / "results"
 RECORDS = sorted(p.parent for p in REC_DIR.glob("*/launch.json"))
-RESULTS = sorted(RES_DIR.glob("h200_*.json"))
+RESULTS = sorted(f for f in RES_DIR.glob("h200_*.json") if not f.name.startswith("h200_l2_"))  # warpgraph-microbench/1
+L2_RESULTS = sorted(RES_DIR.glob("h200_l2_*.json"))  # warpgraph-microbench-l2/1 (run_l2.sh), a different schema
 KINDS = {"u32", "u64", "ptr", "f32", "tensormap"}
 
 
@@ -75,6 +76,19 @@ def test_results_schema_and_provenance(f):
     # T(N) for the issue-gap fit covers N = 1..24
     ns = {r["params"]["n"] for r in d["results"] if r["bench"] == "tma_issue" and r["params"]["level"] == "l2"}
     assert set(range(1, 25)) <= ns
+
+
+@pytest.mark.parametrize("f", L2_RESULTS, ids=lambda f: f.name)
+def test_l2_results_schema_and_provenance(f):
+    d = json.loads(f.read_text())
+    assert d["schema"] == "warpgraph-microbench-l2/1"
+    p = d["provenance"]
+    for k in ("date_utc", "gpu", "driver", "nvcc", "ncu_flags"):
+        assert p.get(k), k
+    assert "H200" in p["gpu"]
+    assert d["results"] and d["model_fit"]
+    for r in d["results"]:
+        assert {"experiment", "kernel", "dram_read_bytes", "dram_write_bytes"} <= set(r)
 
 
 def test_calibrated_params_file():

@@ -37,7 +37,9 @@ def test_completes_with_contract5_metrics(small_result):
     assert 0 < m["achieved_occupancy_pct"] <= 100
     assert 0 < m["tensor_utilization_pct"] < 100
     # C is written once: 256 x 256 fp16
-    assert m["dram_write_bytes"] == pytest.approx(256 * 256 * 2, rel=0.05)
+    # write-back L2: a 128 KiB output stays dirty in L2 at the end of the launch, so no DRAM write is counted
+    # (as Nsight measures: gemm_ptr_M1024 with a 2 MiB output shows dram_write_bytes 0)
+    assert m["dram_write_bytes"] == 0
     json.loads(small_result.to_json(stats=True))
     df = small_result.stats
     assert list(df.columns) == ["component", "stat", "value"]

@@ -238,7 +238,9 @@ class Batch:
             vals = np.array([int(orc(int(g), int(o))) for g, o in zip(gw, self.clock_ord)], dtype=np.uint64)
         else:
             self.clock_counter += 1
-            vals = np.full(W, self.clock_counter * 1000, dtype=np.uint64)
+            # one tick per read: slower than any timed clock (>= 1 cycle per instruction), so a clock-bounded
+            # spin loop runs at least as long as under the timing oracle (runner/simulate.py re-times it)
+            vals = np.full(W, self.clock_counter, dtype=np.uint64)
         self._clock_pay = self.clock_ord.copy()
         act = self.cur_act
         if act is None:

@@ -1052,6 +1052,8 @@ def _d_mbar_wait(b, inst):
     af = _mbar_addr_fn(b, ops[1], inst)
     ph = b.val(ops[2], "b64" if not parity else "b32", inst)
     hint = int(ops[3].value) if len(ops) > 3 and isinstance(ops[3], Imm) else -1
+    # a suspendTimeHint in a register (nvcc passes it as "r"): its value (first active lane) is the payload
+    hint_v = b.val(ops[3], "b32", inst) if len(ops) > 3 and not isinstance(ops[3], Imm) else None
     trace = b.ex.want_trace
 
     def h(act, full):
@@ -1080,7 +1082,11 @@ def _d_mbar_wait(b, inst):
             pay = np.zeros((b.W, 4), np.int64)
             pay[:, 0] = b.warp_first(idx, awaited)
             pay[:, 1] = b.warp_first(idx, _key(b, idx, addrs))
-            pay[:, 2] = hint
+            if hint_v is not None:
+                hv = np.asarray(_get(hint_v)).astype(np.int64)
+                pay[:, 2] = b.warp_first(idx, hv[idx]) if hv.ndim else int(hv)
+            else:
+                pay[:, 2] = hint
             okw = np.ones(b.W, bool)
             if len(idx):
                 np.logical_and.at(okw, idx >> 5, ok)

@@ -9,6 +9,7 @@ from ...core.errors import PTXError, RecordError, SimulationError
 from ..ptx.isa import Kind
 from ..ptx.model import Label
 from .executor import Batch
+from .l2model import L2Residency
 from .trace import BatchTrace, KernelTrace
 
 
@@ -26,7 +27,7 @@ class _Exec:
     """Launch-wide state shared by all batches."""
 
     def __init__(self, record, program, mem, *, want_trace, compute_values, clock_oracle, sm_of_cta, max_steps,
-                 exact_fma=True, fast_tma=True, exact_tensor=False):
+                 exact_fma=True, fast_tma=True, exact_tensor=False, l2_capacity_bytes=None):
         self.fast_tma = fast_tma
         self.exact_tensor = exact_tensor
         self.yield_after = 1024
@@ -70,9 +71,10 @@ class _Exec:
             self.param_offset[p.name] = mem.param_offsets[i]
             self.param_addr[p.name] = mem.param_addr(i)
         self.global_addr = {}
-        self.touched = np.zeros(mem.size // 32 + 1, dtype=bool) if want_trace else None
+        # L2 residency (LRU, write-back) decides which sectors miss to DRAM and which dirty ones are written back
+        self.touched = L2Residency(mem.size // 32 + 1, l2_capacity_bytes) if want_trace else None
         self.stamp = np.zeros(mem.size // 32 + 1, dtype=np.int32) if want_trace else None
-        self.written = np.zeros(mem.size // 32 + 1, dtype=bool) if want_trace else None
+        self.written = self.touched.dirty_view if want_trace else None
         self.dram_read_sectors = 0
         self.batches = []
 
@@ -86,7 +88,8 @@ class _Exec:
 
 def run_functional(record, program=None, *, want_trace=True, compute_values=True, clock_oracle=None,
                    max_steps=None, sm_of_cta=None, memory=None, seed=0, max_lanes=1 << 16,
-                   exact_fma=True, fast_tma=True, exact_tensor=False) -> FunctionalResult:
+                   exact_fma=True, fast_tma=True, exact_tensor=False,
+                   l2_capacity_bytes=None) -> FunctionalResult:
     """Execute ``program`` (default ``record.program()``) for the whole grid of ``record``.
 
     ``memory``: a prepared :class:`~warpgraph.workloads.memory.DeviceMemory` (default: built from the record
@@ -99,7 +102,8 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
         program = record.program()
     mem = memory if memory is not None else DeviceMemory.from_record(record, seed, init_values=True)
     ex = _Exec(record, program, mem, want_trace=want_trace, compute_values=compute_values,
-               clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor)
+               clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor,
+               l2_capacity_bytes=l2_capacity_bytes)
     n_ctas = int(np.prod(ex.grid))
     lpc = ex.wpc * 32
     cx = ex.cluster[0]
@@ -118,7 +122,8 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
     trace = None
     if want_trace:
         trace = KernelTrace(program, ex.grid, ex.block, ex.batches, ex.dram_read_sectors * 32,
-                            dram_write_bytes=int(ex.written.sum()) * 32)
+                            dram_write_bytes=ex.touched.dram_write_bytes())
+        trace.write_back_ratio = ex.touched.write_back_ratio()
     return FunctionalResult(mem.outputs(), trace, total_wi, steps, time.perf_counter() - t0, mem)
 
 
