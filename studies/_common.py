@@ -40,9 +40,30 @@ def simulate(name: str, arch: str = "h200", overrides: dict | None = None, mode:
     """Metrics dict of one run, or {'error': message} (a what-if knob the model lacks is reported, not raised)."""
     try:
         res = warpgraph.simulate(record(name), arch=arch, mode=mode or MODE, overrides=overrides or None)
-        return dict(res.metrics)
+        m = dict(res.metrics)
+        m.setdefault("instruction_mix", instruction_mix(res.stats))
+        m.setdefault("tensor_core_stats", unit_stats(res.stats, "tensor"))
+        return m
     except warpgraph.UserError as e:
         return {"error": str(e)}
+
+
+def instruction_mix(stats) -> dict:
+    """Issued warp instructions per op class (``gpu.ops`` rows of RunResult.stats), or {}."""
+    try:
+        ops = stats[stats.component == "gpu.ops"]
+        return {str(k): float(v) for k, v in zip(ops.stat, ops.value)}
+    except Exception:
+        return {}
+
+
+def unit_stats(stats, name: str) -> dict:
+    """Counters of the components whose name contains ``name`` (e.g. ``tensor``), summed over instances."""
+    try:
+        sel = stats[stats.component.astype(str).str.contains(name)]
+        return {str(k): float(v) for k, v in sel.groupby("stat").value.sum().items()}
+    except Exception:
+        return {}
 
 
 def summary(runs: dict[str, dict], keys=("cycles", "warp_instructions", "achieved_occupancy_pct",

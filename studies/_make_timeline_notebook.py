@@ -29,13 +29,13 @@ The same Triton FlashAttention source compiled for sm_80 (`attn80_B4_H16_S1024_D
 
 `WARPGRAPH_CI=1` runs the `small_variant` sizes (B1 H2 S256) so the notebook executes in well under a minute;
 unset, it runs the full calibration launches (minutes)."""),
-    code("""import os, tempfile
+    code("""%matplotlib inline
+import os, tempfile
 from pathlib import Path
 
-import matplotlib
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
+from IPython.display import display
 
 import warpgraph
 from warpgraph import load_record, simulate
@@ -100,7 +100,8 @@ for ax, (label, df) in zip(axes, util.items()):
 axes[0].set_ylabel("% of peak")
 axes[1].legend(fontsize="small")
 fig.tight_layout()
-plt.show()
+display(fig)
+plt.close(fig)
 pd.DataFrame({label: df[cols].mean().round(1) for label, df in util.items()})"""),
     md("""## 3. Stall breakdown side by side
 
@@ -124,7 +125,8 @@ axes[0].set_title("stall cycles per issued instruction (GPU)", fontsize=10)
 traced.loc[traced.max(axis=1) > 0.005].plot.barh(ax=axes[1])
 axes[1].set_title("share of stall time in the traced warp tracks", fontsize=10)
 fig.tight_layout()
-plt.show()
+display(fig)
+plt.close(fig)
 ratios.round(3)"""),
     md("""## 4. Roofline bound vs simulated
 
@@ -146,7 +148,8 @@ ax.set_ylabel("cycles")
 ax.set_yscale("log")
 ax.legend(fontsize="small")
 fig.tight_layout()
-plt.show()
+display(fig)
+plt.close(fig)
 rf"""),
     md("""## 5. Zoom: one warp bundle of SM 0
 
