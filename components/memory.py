@@ -126,6 +126,14 @@ class MemorySystem:
         self.near_part = [min(P - 1, s * P // max(1, n_sm)) for s in range(n_sm)]
         self.l1_free = [0.0] * n_sm
         self.xbar_free = [0.0] * n_sm
+        # crossbar response port as a time-binned server: responses arrive out of issue order (an L2 hit issued
+        # after a DRAM miss returns first), so each reserves port bytes in the bin of its arrival, spilling to
+        # later bins only when the port is full; a FIFO next-free pointer would put every later response behind
+        # the slowest earlier one (head-of-line blocking that no crossbar has)
+        self.xbar_bin = 32                                   # cycles per bin (= the SM run-ahead window)
+        self.xbar_cap = self.xbar_bpc * self.xbar_bin        # bytes per bin
+        self.xbar_bins = [dict() for _ in range(n_sm)]       # bin -> bytes reserved
+        self.xbar_low = [0] * n_sm                           # bins below this are pruned
         self.inflight = [[] for _ in range(n_sm)]  # heap of (done, lines)
         self.inflight_lines = [0] * n_sm
         self.ctr = [s * 0x9E37 for s in range(n_sm)]
@@ -312,15 +320,36 @@ class MemorySystem:
         done = self._l2(s1, sm, sbytes, dbytes, lines, write)
         if not write:
             # crossbar response port of the SM
-            x = self.xbar_free[sm]
-            xs = done - sbytes / self.xbar_bpc
-            if x > xs:
-                done = x + sbytes / self.xbar_bpc
-            self.xbar_free[sm] = done
+            done = self._xbar(sm, t, done, sbytes)
         di = _ceil(done)
         heappush(fl, (di, lines))
         self.inflight_lines[sm] = n + lines
         return di
+
+    def _xbar(self, sm: int, t: float, arrive: float, nbytes: int) -> float:
+        """Reserve ``nbytes`` of SM ``sm``'s crossbar response port for data arriving from L2 at ``arrive``
+        (issued at ``t``); returns when its last byte has passed the port."""
+        W = self.xbar_bin
+        cap = self.xbar_cap
+        bins = self.xbar_bins[sm]
+        if len(bins) > 4096:  # drop bins before the issue time: no later request can arrive there
+            lo = int(t) // W
+            for k in [k for k in bins if k < lo]:
+                del bins[k]
+        b = int(arrive) // W
+        rem = float(nbytes)
+        while True:
+            u = bins.get(b, 0.0)
+            room = cap - u
+            if room > 0.0:
+                take = room if room < rem else rem
+                u += take
+                bins[b] = u
+                rem -= take
+                if rem <= 0.0:
+                    end = b * W + u / self.xbar_bpc
+                    return end if end > arrive else arrive
+            b += 1
 
     def bulk(self, t: int, sm: int, l2_bytes: int, dram_bytes: int, write: bool, t_end=None) -> int:
         """A TMA request stream: ``l2_bytes`` of 32-B requests injected uniformly over ``[t, t_end]`` (``t_end``

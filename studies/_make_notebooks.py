@@ -32,14 +32,18 @@ detail), H200 only, ~1.5 min for the notebook.
 
 | kernel (H200) | simulated cycles | hardware cycles (measured.json) | error | speedup vs FA-2 (sim / HW) |
 |---|---|---|---|---|
-| FA-2 (sm_80, mma.sync) | @FA2@ | 111,443 | @E2@ | 1.00 / 1.00 |
-| FA-2-async: `tensor_core.ideal_issue_queue: true` | @FA2Q@ | — | — | @SQ@ / — |
-| FA-2-async: ideal queue + `latencies.tensor.interval_cycles: 1` | @FA2QI@ | — | — | @SQI@ / — |
-| FA-3 (sm_90a, wgmma + TMA) | @FA3@ | 88,771 | @E3@ | @S3@ / 1.26 |
+| FA-2 (sm_80, mma.sync) | 122,069 | 111,443 | +9.5 % | 1.000 / 1.000 |
+| FA-2-async (`tensor_core.ideal_issue_queue: true`) | 116,402 | — | — | 1.049 / — |
+| FA-3 (sm_90a, wgmma + TMA) | 94,956 | 88,771 | +7.0 % | 1.286 / 1.255 |
 
-The FA-2 → FA-3 gap is @GAP@ cycles; the ideal queue alone closes @GQ@ of it, the ideal queue with the shadowing
-pipe reservation removed @GQI@. Paper (H100, other shape): FA-2-async closes 105 % of the gap
-(532,459 → 372,740, −30 %, vs FA-3 380,648). Why ours does not: see the last section."""),
+The FA-2 → FA-3 gap is 27,113 cycles; the ideal queue closes 20.9 % of it. Paper (H100, B64 H16 S512 D128
+causal): FA-2-async closes 105 % of the gap (532,459 → 372,740 = −30.0 %, vs FA-3 380,648; FA-3 speedup 1.40×).
+So the model reproduces the hardware's FA-3 speedup (1.29× vs 1.26×) but FA-2-async here is −4.6 %, not −30 %.
+
+Snapshot: all four runs in one process at commit 9a60e5b (plus in-progress `components/memory.py` edits),
+wall 41–76 s each. The timing core was changing that day: half an hour earlier (around 85980f4) the same runs gave FA-2 117,461,
+FA-2-async 115,162, FA-3 93,244 (gap closed 9.5 %). CI (sampled) numbers are printed below.
+Why ours does not: see the last section."""),
 code(SETUP),
 code("""FA2, FA3 = "h200/attn80_B4_H16_S1024_D64_causal0", "h200/attn_B4_H16_S1024_D64_causal0"
 archs = ["h200"] + ([] if REDUCED or not arch_available("h100") else ["h100"])
@@ -80,17 +84,10 @@ md("""## FA-2-async what-if: an ideal queue between issue and the MMA unit
 `tensor_core.ideal_issue_queue: true` (paper V-G, `components/tensor_core.py`): `mma.sync` no longer blocks its
 sub-partition's issue (`mma_sync` returns next issue = t + 1); the MMA pipe itself still serialises MMAs at
 `issue_gap_cycles` (6 for f16 m16n8k16) and results are ready `latency_cycles` after an MMA *starts*.
-
-The SM core also reserves the tensor pipe generically for every instruction of unit TENSOR
-(`s[P_TENSOR] = t + cost × ii`, `ii = latencies.tensor.interval_cycles` = 6, `runner/timing.py: lower()`), and
-takes the max with what the tensor-core unit returns. That reservation enforces the same 6-cycle gap at issue,
-so with the knob alone no MMA ever waits in the queue (`mma_sync.queue_cycles` = 0): the knob is read but
-shadowed. The second variant also sets `latencies.tensor.interval_cycles: 1` so the queue actually fills."""),
-code("""WHATIF = {
-    "FA-2-async: ideal_issue_queue": {"tensor_core.ideal_issue_queue": True},
-    "FA-2-async: ideal queue + tensor interval 1": {"tensor_core.ideal_issue_queue": True,
-                                                    "latencies.tensor.interval_cycles": 1},
-}
+`mma queue cycles / mma` > 0 shows the queue in use. (Before commit 85980f4 the SM core also reserved the tensor
+pipe for `latencies.tensor.interval_cycles` = 6 cycles per mma.sync, which shadowed the knob: cycles did not
+move and the queue stayed empty; `runner/timing.py: lower()` now uses ii = 1 for MMA_SYNC.)"""),
+code("""WHATIF = {"FA-2-async (ideal_issue_queue)": {"tensor_core.ideal_issue_queue": True}}
 whatif = {"FA-2 (sm_80)": runs["FA-2 (sm_80) h200"]}
 for label, ov in WHATIF.items():
     whatif[label] = simulate(FA2, "h200", overrides=ov)
@@ -122,22 +119,18 @@ for k in WHATIF:
 print("ok")"""),
 md("""## Why the ideal queue closes so little of the gap here (full size, timing mode, 2026-12-02)
 
-* **The knob is read** (`TensorCoreUnit.__init__` sets `ideal_queue`, `mma_sync` returns t + 1) but **shadowed**
-  by the SM core's generic tensor-pipe reservation (`ii = latencies.tensor.interval_cycles = 6` in
-  `runner/timing.py: lower()`, applied in `components/sm_core.py` before the unit's return value is max-ed in).
-  With the knob alone `mma_sync.queue_cycles` stays 0 and cycles move by @DQ@. Removing the reservation
-  (`latencies.tensor.interval_cycles: 1`) makes MMAs queue (~60 queue cycles per MMA) and gives @DQI@.
-* **The sm_80 kernel is dependency/latency-bound, not MMA-issue-bound.** Occupancy is ~12 % (1 CTA of 4 warps
-  per SM, 250 registers/thread: ~1 warp per sub-partition), the tensor pipe is busy only ~41 % of sub-partition
-  cycles (4.19 M MMAs × 6 cycles over 132 × 4 × cycles), and the softmax that follows each QKᵀ burst depends on
-  the MMA results, which still drain through the pipe at 6 cycles each. Freeing issue only lets the few
-  independent instructions inside an MMA burst (ldmatrix of the next k-step, address arithmetic) run earlier: the
-  math-pipe-throttle stall falls (1.39 → 0.75 per issue) but fixed-latency `wait` and scoreboard stalls rise
-  (0.44 → 1.06, 0.55 → 0.65). With one warp per sub-partition there is no other warp to fill the pipe.
-* The paper's H100 FA-2 (D128, B64) and its "FA-2-async" also decouple the *data-movement* units; this knob
-  covers only the MMA queue.
-* `sampled` mode overstates this what-if (CI run: ideal queue + interval 1 → −7.6 % vs −2.2 % in timing mode);
-  use timing mode for the what-if conclusion."""),
+* **The sm_80 kernel is dependency/latency-bound, not MMA-issue-bound.** Occupancy is ~12 % (two 4-warp CTAs per
+  SM at 250 registers/thread: two warps per sub-partition). The tensor pipe is busy only ~39 % of sub-partition
+  cycles (4.19 M MMAs × 6 cycles over 132 × 4 × cycles), and the softmax after each QKᵀ burst needs the MMA
+  results, which still drain through the pipe at 6 cycles each (an MMA now waits ~60 cycles in the queue).
+  Freeing issue only lets the few independent instructions inside an MMA burst (ldmatrix of the next k-step,
+  address arithmetic) run earlier: math-pipe-throttle stalls fall (1.39 → 0.70 per issue) while fixed-latency `wait` and
+  scoreboard stalls rise (0.44 → 1.03, short scoreboard 0.56 → 0.64). With two warps per sub-partition, often in the same phase, there
+  is little other work to fill the pipe, so hiding issue back-pressure buys little.
+* The paper's FA-2-async also decouples the *data-movement* units (cp.async / ldmatrix) and its FA-2 (H100, D128,
+  B64) is a different kernel; this knob covers only the MMA queue.
+* `sampled` mode (the CI setting) overstates this what-if: −6.3 % vs −4.6 % in timing mode. Use timing mode
+  for the what-if conclusion."""),
 ], "studies/fa_sm80_vs_sm90.ipynb")
 
 # ---------------------------------------------------------------- 2. TMA sweep
@@ -150,16 +143,19 @@ sensitive is a TMA-fed wgmma GEMM to either? A grid study with `warpgraph.explor
 (as `warpgraph explore explore/examples/tma_depth_bw.yaml --report`).
 
 **Full size**: `h200/gemm_tma_M4096_N4096_K4096`, depth {2, 4, 8, 32} × bandwidth {16, 32, 64, 96} B/cycle/SM,
-timing mode (16 simulations). **CI**: `gemm_tma_M2048_N2048_K2048`, depth {2, 32} × bandwidth {32, 96},
-sampled mode (~1 min).
+timing mode (16 simulations). **CI**: `gemm_tma_M2048_N2048_K2048`, depth {2, 32} × bandwidth {32, 96}, also
+timing mode (~10–20 s per run; ~1 min). Both use timing mode: `sampled` mode (16 SMs in detail) misestimates the
+depth-limited points badly (2048³, depth 2: 112.7 k / 117.9 k cycles at 32 / 96 B/cycle sampled vs 167.6 k /
+133.6 k in timing mode — wrong size *and* wrong direction).
 
 Expected direction: fewer admitted transactions or less per-SM TMA bandwidth → more cycles, saturating once
-the GEMM's 3-stage pipeline is fed. CI result (2026-12-02, sampled, 2048³): depth 2 / 32 B → ~118 k+ cycles,
-depth 32 / 96 B (H200) → 56.7 k; probes: depth 1 → 170 k, 2 → 118 k, 4 → 58.6 k, ≥ 8 → 56.7 k;
-bandwidth 16 → 137 k, 32 → 73 k, 64 → 57.2 k, ≥ 96 → 56.7 k (hardware: 45,371 cycles)."""),
+the GEMM's 3-stage pipeline is fed. CI result (2026-12-02, timing mode, 2048³; hardware 45,371 cycles):
+H200 defaults (depth 32, 96 B) 56.8 k; depth 32 / 32 B 72.7 k; depth 2 / 96 B 133.6 k; depth 2 / 32 B 167.6 k;
+depth 4 / 96 B 58.7 k; depth 32 / 64 B 57.7 k."""),
 code(SETUP),
 code("""from warpgraph import explore
 RECORD = "h200/gemm_tma_M2048_N2048_K2048" if REDUCED else "h200/gemm_tma_M4096_N4096_K4096"
+STUDY_MODE = "timing"   # also in CI: the 2048³ GEMM takes ~10-20 s per run; sampled mode misjudges TMA limits
 DEPTHS = [2, 32] if REDUCED else [2, 4, 8, 32]
 BWS = [32, 96] if REDUCED else [16, 32, 64, 96]
 REF = (32, 96)   # H200 calibration: admission_depth, request_bytes_per_cycle
@@ -181,7 +177,7 @@ space:
 {space}objectives:
   - {{metric: cycles, direction: minimize}}
 sampler: grid
-mode: {MODE}
+mode: {STUDY_MODE}
 \"\"\")
 print(study.read_text())"""),
 code("""spec = explore.load_study(study)
@@ -222,15 +218,17 @@ reuse (`l2.reuse_capacity_bytes`, the LRU capacity of the functional L2 model).
 
 **Full size**: `gemm_tma_M4096_N4096_K4096`, registers {32 K, 48 K, 64 K, 96 K} × L2 {0.25, 0.5, 1, 1.25} × H200,
 48 trials (population 12), timing mode. **CI**: `gemm_tma_M2048_N2048_K2048`, registers {32 K, 48 K, 64 K} ×
-L2 {0.25, 1} × H200, 6 trials (population 3), sampled mode (~1 min).
+L2 {0.25, 1} × H200, 6 trials (population 3), timing mode (~1 min; sampled mode is not trusted for sweeps, see
+`tma_sweep.ipynb`).
 
-CI result (2026-12-02, sampled, 2048³): 32 K registers → 72.6 k cycles (occupancy 12.5 %), 48 K / 64 K / 96 K →
-56.7 k (24.6 %); the L2 reuse capacity (4.9–49 MB) changes neither cycles nor DRAM bytes for this GEMM (its
+CI result (2026-12-02, timing mode, 2048³): 32 K registers → 67.8 k cycles (one CTA per SM), 48 K / 64 K →
+56.8 k (two CTAs per SM); the L2 reuse capacity (4.9–49 MB) changes neither cycles nor DRAM bytes for this GEMM (its
 k-step working set, 512 KB across all CTAs, always fits), so the front is {48 K registers, smallest L2} and
 {32 K registers, smallest L2}."""),
 code(SETUP),
 code("""from warpgraph import explore
 RECORD = "h200/gemm_tma_M2048_N2048_K2048" if REDUCED else "h200/gemm_tma_M4096_N4096_K4096"
+STUDY_MODE = "timing"   # also in CI (see tma_sweep.ipynb: sampled mode misjudges the GEMM's limits)
 TRIALS, POP = (6, 3) if REDUCED else (48, 12)
 base = warpgraph.load_arch("h200")
 cost = explore.cost_metrics(base)
@@ -266,7 +264,7 @@ constraints:
 sampler: {{type: nsga2, population_size: {POP}}}
 trials: {TRIALS}
 seed: 0
-mode: {MODE}
+mode: {STUDY_MODE}
 \"\"\")
 print(study.read_text())"""),
 code("""spec = explore.load_study(study)
