@@ -284,13 +284,16 @@ class MemorySystem:
             lines = (sectors + 3) >> 2
         sbytes = sectors * SECTOR
         dbytes = dram_sectors * SECTOR
-        # MSHR window (lines in flight per SM)
+        # MSHR window (lines in flight per SM). cp.async (LDGSTS, .cg/.ca) lands in shared memory and is not
+        # tracked by L1 miss-status registers (PTX ISA cp.async: the L1 is bypassed for .cg); it is bounded by
+        # the crossbar response port and the L2 instead, so it neither waits for nor holds L1 MSHRs.
         fl = self.inflight[sm]
         start = t
         n = self.inflight_lines[sm]
+        cpa = op == "cp_async"
         while fl and fl[0][0] <= start:
             n -= heappop(fl)[1]
-        while fl and n + lines > self.mshrs:
+        while not cpa and fl and n + lines > self.mshrs:
             d, k = heappop(fl)
             n -= k
             if d > start:
@@ -322,8 +325,10 @@ class MemorySystem:
             # crossbar response port of the SM
             done = self._xbar(sm, t, done, sbytes)
         di = _ceil(done)
-        heappush(fl, (di, lines))
-        self.inflight_lines[sm] = n + lines
+        if not cpa:
+            heappush(fl, (di, lines))
+            n += lines
+        self.inflight_lines[sm] = n
         return di
 
     def _xbar(self, sm: int, t: float, arrive: float, nbytes: int) -> float:
