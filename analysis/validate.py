@@ -152,6 +152,22 @@ def _arch_overrides(overrides):
     return lst or None
 
 
+def _with_measured_clock(overrides, meas, enabled: bool):
+    """Add ``clocks.sm_mhz`` = the measured SM clock unless disabled, unknown, or set by the user."""
+    clk = _num((meas or {}).get("sm_clock_hz")) if enabled else None
+    if not clk:
+        return overrides
+    key = "clocks.sm_mhz"
+    if isinstance(overrides, dict):
+        if key in overrides:
+            return overrides
+        return {**overrides, key: round(clk / 1e6, 3)}
+    lst = list(overrides or [])
+    if any(str(o).split("=", 1)[0].strip() == key for o in lst):
+        return lst
+    return lst + [f"{key}={round(clk / 1e6, 3)}"]
+
+
 def _default_roofline(record_dir: Path, arch, overrides, clock_mhz):
     from warpgraph import load_record
     from warpgraph.analysis.roofline import roofline
@@ -163,8 +179,12 @@ def _default_roofline(record_dir: Path, arch, overrides, clock_mhz):
 # ---------------------------------------------------------------------------------------------- one launch
 def validate_one(record_dir: str | Path, arch: str = "h200", *, mode: str = "timing", overrides=None,
                  simulate_fn: Callable | None = None, roofline_fn: Callable | None = None,
-                 root: str | Path | None = None, with_roofline: bool = True) -> dict[str, Any]:
-    """Simulate one record and compare with its ``measured.json``. Never raises for a failing simulation:
+                 root: str | Path | None = None, with_roofline: bool = True,
+                 measured_clock: bool = True) -> dict[str, Any]:
+    """Simulate one record and compare with its ``measured.json``. With ``measured_clock`` (default) the launch
+    is simulated at the SM clock the hardware ran at (``sm_clock_hz``; the calibration launches ran with
+    unlocked clocks between 1467 and 1954 MHz), because DRAM bandwidth in bytes per SM cycle depends on it —
+    an experimental condition, not a fitted parameter. Never raises for a failing simulation:
     the row gets ``status="error"`` and ``error``. ``roofline_fn(record_dir, arch, overrides, clock_mhz)``."""
     d = Path(record_dir)
     row: dict[str, Any] = {c: None for c in ROW_COLUMNS}
@@ -187,7 +207,7 @@ def validate_one(record_dir: str | Path, arch: str = "h200", *, mode: str = "tim
     t0 = time.perf_counter()
     metrics: dict = {}
     try:
-        res = simulate_fn(d, arch, mode=mode, overrides=overrides or None)
+        res = simulate_fn(d, arch, mode=mode, overrides=_with_measured_clock(overrides, meas, measured_clock) or None)
         metrics = dict(getattr(res, "metrics", None) or {})
         row["status"] = "ok"
         if _num(metrics.get("cycles")) is None:
@@ -243,10 +263,11 @@ def _worker(args):
 
 def validate_records(dirs: Sequence[str | Path], arch: str = "h200", *, mode: str = "timing", overrides=None,
                      jobs: int = 1, simulate_fn: Callable | None = None, roofline_fn: Callable | None = None,
-                     root: str | Path | None = None, progress: Callable[[dict], None] | None = None) -> list[dict]:
+                     root: str | Path | None = None, progress: Callable[[dict], None] | None = None,
+                     measured_clock: bool = True) -> list[dict]:
     """:func:`validate_one` for every record; ``jobs > 1`` uses that many processes. Rows keep the input order."""
     kw = dict(arch=arch, mode=mode, overrides=overrides, simulate_fn=simulate_fn, roofline_fn=roofline_fn,
-              root=root)
+              root=root, measured_clock=measured_clock)
     dirs = [Path(d) for d in dirs]
     rows: list[dict] = []
     if jobs <= 1 or len(dirs) <= 1:

@@ -89,7 +89,8 @@ def _print_results(rows, summary, console) -> None:
 
 def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] | None = None,
                  out: Optional[Path] = None, mode: str = "timing", jobs: int = 1, filter_: Optional[str] = None,
-                 *, simulate_fn: Callable | None = None, roofline_fn: Callable | None = None, console=None) -> int:
+                 *, simulate_fn: Callable | None = None, roofline_fn: Callable | None = None, console=None,
+                 measured_clock: bool = True) -> int:
     """The command's body; returns the exit code (raises ``UserError`` for user errors)."""
     from rich.console import Console
 
@@ -125,7 +126,8 @@ def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] 
         console.print(f"  {row['name']}: {st}  ({row.get('wall_seconds') or 0:.1f} s)", highlight=False)
 
     rows = V.validate_records(dirs, arch, mode=mode, overrides=list(set_ or []) or None, jobs=jobs,
-                              simulate_fn=simulate_fn, roofline_fn=roofline_fn, root=root, progress=progress)
+                              simulate_fn=simulate_fn, roofline_fn=roofline_fn, root=root, progress=progress,
+                              measured_clock=measured_clock)
     summary = V.summarize(rows, arch=arch, mode=mode)
     paths = V.write_outputs(rows, summary, out)
     _print_results(rows, summary, console)
@@ -142,12 +144,14 @@ def validate_command(
     mode: str = typer.Option("timing", "--mode", help="timing | sampled"),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Simulate records in N processes (output order is fixed)."),
     filter_: Optional[str] = typer.Option(None, "--filter", help="Glob on record name or relative path, e.g. 'gemm*'."),
+    spec_clock: bool = typer.Option(False, "--spec-clock", help="Simulate at the YAML's clocks.sm_mhz instead of "
+                                    "each launch's measured sm_clock_hz (the default: hardware clocks were unlocked)."),
 ) -> None:
     """Simulate every launch record of a folder and compare with measured.json (MAPE, bias, r, scatter plot)."""
     from warpgraph.core.errors import UserError
 
     try:
-        code = run_validate(directory, arch, set_, out, mode, jobs, filter_)
+        code = run_validate(directory, arch, set_, out, mode, jobs, filter_, measured_clock=not spec_clock)
     except UserError as e:
         from warpgraph.cli.main import print_error
 

@@ -101,6 +101,7 @@ class CoreConfig:
         self.tma_throttle_reason = S.MIO_THROTTLE
         self.smem_ii = 1                # MIO cycles per shared wavefront
         self.lsu_ii_per_line = 1        # LSU cycles per 128-B line of a global access
+        self.l1_hit_latency = 33        # ld.global whose lines all hit the L1 (trace a3 >> 32 = hit lines)
         self.window = 32                # run-ahead window of an SM beyond the engine's next event (cycles)
         for k, v in kw.items():
             if not hasattr(self, k):
@@ -670,9 +671,17 @@ class SMCore:
             k = pos - 1
             if op == OP_LDG or op == OP_STG or op == OP_CP_ASYNC:
                 sectors = W.a0[k]
+                a3 = W.a3[k]
+                lines = a3 & 0xFFFFFFFF          # lines that miss the L1 (all lines if no L1 model applies)
+                hl = a3 >> 32                    # lines that hit the per-CTA L1 (plain ld.global)
+                if hl:
+                    li = self.cfg.lsu_ii_per_line
+                    for s, kk in spk:
+                        x = tt + ((lines + hl) * kk * li) // m
+                        if x > s[p]:
+                            s[p] = x
                 if sectors:
-                    lines = W.a3[k]
-                    if lines > 1:
+                    if lines > 1 and not hl:
                         li = self.cfg.lsu_ii_per_line
                         for s, kk in spk:
                             x = tt + (lines * kk * li) // m
@@ -684,6 +693,8 @@ class SMCore:
                         done = mem.global_access(tt, W.sm, T.aux[i], sectors, W.a1[k], lines, W.a2[k])
                     else:
                         done = tt + LAT[i]
+                elif hl:
+                    done = tt + self.cfg.l1_hit_latency + hl * self.cfg.lsu_ii_per_line
                 else:
                     done = tt + (LAT[i] if op == OP_LDG else 1)
                 if op == OP_LDG:

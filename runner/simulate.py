@@ -58,6 +58,21 @@ def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
     return ([f"{k}={v}" for k, v in arch.items()] or None), timing, sass
 
 
+def _l1_bytes_per_cta(record, program, spec) -> int:
+    """L1 data capacity one CTA can count on: the unified L1/shared array minus the shared-memory carveout of
+    the CTAs resident on the SM (shared-memory and warp limits), split between them."""
+    import math
+
+    smem = int(getattr(program, "dynamic_smem_offset", 0) or 0) + int(record.shared_bytes or 0)
+    smem = max(smem, int(getattr(program, "static_shared_bytes", 0) or 0))
+    per = smem + 1024                                        # 1 KiB reserved per CTA on Hopper
+    wpc = max(1, -(-int(math.prod(record.block)) // 32))
+    ctas = min(int(spec.sm.max_ctas), max(1, int(spec.sm.shared_memory_bytes) // per),
+               max(1, int(spec.sm.max_warps) // wpc))
+    free = int(spec.l1.size_bytes) - ctas * per
+    return max(0, free // ctas)
+
+
 def _run_functional(record, program, **kw):
     try:
         from warpgraph.workloads.functional import run_functional
@@ -118,7 +133,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     t_f = time.perf_counter()
     l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
     fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
-                           l2_capacity_bytes=l2cap)
+                           l2_capacity_bytes=l2cap, l1_capacity_bytes=_l1_bytes_per_cta(record, program, spec))
     functional_s = time.perf_counter() - t_f
     trace = fres.trace
     smp = None

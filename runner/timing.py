@@ -149,6 +149,7 @@ def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> Co
         launch_latency=int(sget(spec, "cta_scheduler.launch_latency_cycles", 100)),
         initial_launch_latency=int(sget(spec, "cta_scheduler.kernel_launch_latency_cycles", 0)),
         poll_latency=int(sget(spec, "mbarrier.try_wait_cycles", 42)),
+        l1_hit_latency=int(sget(spec, "l1.hit_latency_cycles", 33)),
     )
 
 

@@ -124,3 +124,17 @@ def test_full_size_gemm_tma_functional():
     assert res.trace.nbytes() < 200e6
     assert res.trace.dram_first_touch_bytes == 2 * 2048 * 2048 * 2       # a and b read once
     assert res.trace.dram_write_bytes == 2048 * 2048 * 2
+
+
+FULL_SIZE_PER_FAMILY = ["gemm_ptr_M1024_N1024_K1024", "gemm80_M2048_N2048_K2048", "attn_B4_H16_S1024_D64_causal0",
+                        "attn80_B4_H16_S1024_D64_causal0", "rmsnorm_rows4096_cols4096", "swiglu_n16777216"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FULL_SIZE_PER_FAMILY)
+def test_full_size_record_per_family_passes_check(name):
+    """One record of every calibration family at its full shared size (gemm_tma is the test above)."""
+    rec = load_record(REC / name)
+    res = run_functional(rec, compute_values=True, want_trace=False)
+    c = check(rec, res.outputs)
+    assert c.ok, c.message

@@ -125,13 +125,35 @@ def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write=False):
     return pay
 
 
-def gmem_payload(b, idx, addrs, width, nbytes=None, write=False):
-    """(W, 4): sectors, first-touched sectors, bytes, 128-B lines per warp."""
+def _l1_filter(b, l1m, ks, kw, pay, W):
+    """Drop the (warp, sector) pairs whose line hits the CTA's L1; record hit lines in pay[:, 3] >> 32. A line
+    two warps of one CTA request in the same instruction misses once (the lowest warp), the other hits."""
+    lines = ks >> 2
+    lk, inv = np.unique((kw << 40) | lines, return_inverse=True)
+    lw = lk >> 40
+    ll = lk & ((1 << 40) - 1)
+    cta = b.ctas[lw // b.wpc].astype(np.int64)
+    ck, first, cinv = np.unique((cta << 40) | ll, return_index=True, return_inverse=True)
+    hit_c = l1m.access(ck >> 40, ck & ((1 << 40) - 1))
+    firstmask = np.zeros(len(lk), dtype=bool)
+    firstmask[first] = True
+    miss_wl = ~hit_c[cinv] & firstmask
+    hits_per_warp = np.bincount(lw[~miss_wl], minlength=W)[:W]
+    pay[:, 3] = hits_per_warp.astype(np.int64) << 32
+    keep = miss_wl[inv]
+    return ks[keep], kw[keep]
+
+
+def gmem_payload(b, idx, addrs, width, nbytes=None, write=False, l1=False):
+    """(W, 4): sectors, first-touched sectors, bytes, 128-B lines per warp. With ``l1`` (plain ld.global) the
+    per-CTA L1 (l1model.py) filters lines first: sectors/lines count only L1 misses, and a3's high 32 bits
+    carry the warp's L1-hit lines."""
     W = b.W
     pay = np.zeros((W, 4), dtype=np.int64)
     if len(idx) == 0:
         return pay
-    if width <= 16 and _full_warps(idx):
+    l1m = getattr(b.ex, "l1", None) if l1 else None
+    if l1m is None and width <= 16 and _full_warps(idx):
         return _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write)
     w = (idx >> 5).astype(np.int64)
     o = addrs - GLOBAL_BASE
@@ -152,6 +174,8 @@ def gmem_payload(b, idx, addrs, width, nbytes=None, write=False):
     key = np.unique((ww << 40) | sec)
     kw = key >> 40
     ks = key & ((1 << 40) - 1)
+    if l1m is not None:
+        ks, kw = _l1_filter(b, l1m, ks, kw, pay, W)
     pay[:, 0] = np.bincount(kw, minlength=W)
     touched = b.ex.touched
     if touched is not None:
@@ -165,7 +189,7 @@ def gmem_payload(b, idx, addrs, width, nbytes=None, write=False):
         else:
             b.ex.dram_read_sectors += int(pay[:, 1].sum())
     lkey = np.unique((kw << 40) | (ks >> 2))
-    pay[:, 3] = np.bincount(lkey >> 40, minlength=W)
+    pay[:, 3] += np.bincount(lkey >> 40, minlength=W)
     if nbytes is None:
         pay[:, 2] = np.bincount(w, minlength=W) * width
     else:
@@ -372,6 +396,9 @@ def _reg_reader_lanes(b, op, es):
 def _d_ld(b, inst):
     mods = inst.mods
     space = _space(mods)
+    # plain ld.global goes through the L1 (l1model.py); .cg/.cv/volatile and ld.global.nc? (.nc: texture path,
+    # also L1-cached) -- only .cg/.cv/volatile/.lu bypass it
+    l1_ok = not any(m in mods for m in ("cg", "cv", "volatile", "lu", "relaxed", "acquire"))
     t = _main_type(inst)
     es = SIZE[t] if t != "pred" else 1
     signed = t[0] == "s"
@@ -443,7 +470,7 @@ def _d_ld(b, inst):
             if w is not None:
                 w(idx, v[:, j])
         if trace:
-            b.pay = gmem_payload(b, idx, addrs, width)
+            b.pay = gmem_payload(b, idx, addrs, width, l1=l1_ok)
     return h
 
 

@@ -9,6 +9,7 @@ from ...core.errors import PTXError, RecordError, SimulationError
 from ..ptx.isa import Kind
 from ..ptx.model import Label
 from .executor import Batch
+from .l1model import L1PerCta
 from .l2model import L2Residency
 from .trace import BatchTrace, KernelTrace
 
@@ -27,7 +28,8 @@ class _Exec:
     """Launch-wide state shared by all batches."""
 
     def __init__(self, record, program, mem, *, want_trace, compute_values, clock_oracle, sm_of_cta, max_steps,
-                 exact_fma=True, fast_tma=True, exact_tensor=False, l2_capacity_bytes=None):
+                 exact_fma=True, fast_tma=True, exact_tensor=False, l2_capacity_bytes=None,
+                 l1_capacity_bytes=None):
         self.fast_tma = fast_tma
         self.exact_tensor = exact_tensor
         self.yield_after = 1024
@@ -73,6 +75,9 @@ class _Exec:
         self.global_addr = {}
         # L2 residency (LRU, write-back) decides which sectors miss to DRAM and which dirty ones are written back
         self.touched = L2Residency(mem.size // 32 + 1, l2_capacity_bytes) if want_trace else None
+        n_ctas_total = int(np.prod(self.grid))
+        self.l1 = (L1PerCta(mem.size // 128 + 1, n_ctas_total, l1_capacity_bytes)
+                   if want_trace and l1_capacity_bytes else None)
         self.stamp = np.zeros(mem.size // 32 + 1, dtype=np.int32) if want_trace else None
         self.written = self.touched.dirty_view if want_trace else None
         self.dram_read_sectors = 0
@@ -89,7 +94,7 @@ class _Exec:
 def run_functional(record, program=None, *, want_trace=True, compute_values=True, clock_oracle=None,
                    max_steps=None, sm_of_cta=None, memory=None, seed=0, max_lanes=1 << 16,
                    exact_fma=True, fast_tma=True, exact_tensor=False,
-                   l2_capacity_bytes=None) -> FunctionalResult:
+                   l2_capacity_bytes=None, l1_capacity_bytes=None) -> FunctionalResult:
     """Execute ``program`` (default ``record.program()``) for the whole grid of ``record``.
 
     ``memory``: a prepared :class:`~warpgraph.workloads.memory.DeviceMemory` (default: built from the record
@@ -103,7 +108,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
     mem = memory if memory is not None else DeviceMemory.from_record(record, seed, init_values=True)
     ex = _Exec(record, program, mem, want_trace=want_trace, compute_values=compute_values,
                clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor,
-               l2_capacity_bytes=l2_capacity_bytes)
+               l2_capacity_bytes=l2_capacity_bytes, l1_capacity_bytes=l1_capacity_bytes)
     n_ctas = int(np.prod(ex.grid))
     lpc = ex.wpc * 32
     cx = ex.cluster[0]
