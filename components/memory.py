@@ -108,6 +108,8 @@ class MemorySystem:
         self.slices = S = int(param(l2, "slices", 160))
         self.slices_per_part = S // P
         self.near_lat = int(param(l2, "near_latency_cycles", 258))
+        _tl = param(getattr(spec, "tma", None), "l2_latency_cycles", None)
+        self.tma_l2_lat = None if _tl is None else int(_tl)   # TMA request path to L2 (None: as ld.global)
         self.far_lat = int(param(l2, "far_latency_cycles", 414))
         self.dram_lat = int(param(hbm, "latency_cycles", 298))
         self.line = int(param(l2, "line_bytes", 128))
@@ -188,8 +190,10 @@ class MemorySystem:
         near = lines // P
         return near, True
 
-    def _l2(self, t: float, sm: int, nbytes: int, dram_bytes: int, lines: int, write: bool, t_end=None) -> float:
-        """Reserve L2 (and HBM) capacity for a request; return the float cycle its last sector is back."""
+    def _l2(self, t: float, sm: int, nbytes: int, dram_bytes: int, lines: int, write: bool, t_end=None,
+            lat_all: int | None = None) -> float:
+        """Reserve L2 (and HBM) capacity for a request; return the float cycle its last sector is back.
+        ``lat_all`` replaces the near/far hit latencies (the TMA engine's own L2 path)."""
         P = self.parts
         if lines < 1:
             lines = 1
@@ -231,6 +235,8 @@ class MemorySystem:
                                      e2 - self.dram_lat, db)
                 if e2 > e:
                     e = e2
+            if lat_all is not None:
+                lat = lat_all
             if not write:
                 e += lat
             else:
@@ -370,7 +376,7 @@ class MemorySystem:
             self.l2_read_bytes += l2_bytes
             self.dram_read_bytes += dram_bytes
         lines = (l2_bytes + self.line - 1) // self.line
-        return _ceil(self._l2(t, sm, l2_bytes, dram_bytes, lines, write, t_end))
+        return _ceil(self._l2(t, sm, l2_bytes, dram_bytes, lines, write, t_end, self.tma_l2_lat))
 
     # ------------------------------------------------------------------------------------------------
     def stats(self) -> dict:

@@ -58,6 +58,10 @@ class TmaUnit:
         # Little's-law caps on the generator rate (bytes/cycle) for L2-hit and DRAM streams
         rt_l2 = float(getattr(mem, "l2_rt", 300.0))
         rt_dram = float(getattr(mem, "dram_rt", 850.0))
+        tl = getattr(mem, "tma_l2_lat", None)   # the TMA engine's own L2 round trip (measured on H200)
+        if tl is not None:
+            rt_dram = rt_dram - rt_l2 + tl
+            rt_l2 = float(tl)
         cap = self.inflight * self.gran
         self.rate_l2 = min(self.bpc, cap / rt_l2) if rt_l2 > 0 else self.bpc
         self.rate_dram = min(self.bpc, cap / rt_dram) if rt_dram > 0 else self.bpc
@@ -106,8 +110,9 @@ class TmaUnit:
             self.n_loads += 1
             self.bytes_loaded += nbytes
             traffic = nbytes if self.oob_l2 else inb_bytes
-            rate = self.rate_dram if dram_bytes > 0 else self.rate_l2
-            g1 = g0 + traffic / rate
+            # Little's law per request kind: the DRAM-missing share of the box streams at the DRAM-latency rate
+            fd = min(1.0, dram_bytes / traffic) if traffic > 0 else 0.0
+            g1 = g0 + traffic * ((1.0 - fd) / self.rate_l2 + fd / self.rate_dram)
             done = mem.bulk(g0, sm, traffic, dram_bytes, False, g1) if traffic > 0 else int(g1) + 1
         self.gen_free[sm] = g1
         self.gen_busy += g1 - g0

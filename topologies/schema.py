@@ -199,6 +199,8 @@ class DefaultTma(_TmaBase):
     oob_reads_reach_l2: bool = Field(True, description="OOB reads cost L2 traffic but no DRAM traffic")
     multicast_latency_cycles: Cycles = 100
     store_source_bytes_per_cycle: PosInt = 32
+    l2_latency_cycles: Cycles | None = Field(None, description="L2 hit round trip of the TMA engine's requests "
+                                             "(None: the ld.global near/far latencies)")
     frontend_accept_cycles: Cycles = Field(4, description="front-end accept time per TMA issue from another "
                                            "sub-partition (paper III-A: 4-SP issue span 58 = 1 + 44 + 3·x)")
 
