@@ -112,6 +112,7 @@ class MemorySystem:
         self.tma_l2_lat = None if _tl is None else int(_tl)   # TMA request path to L2 (None: as ld.global)
         self.far_lat = int(param(l2, "far_latency_cycles", 414))
         self.dram_lat = int(param(hbm, "latency_cycles", 298))
+        self.hbm_wcost = float(param(hbm, "write_cost_factor", 1.0))
         self.line = int(param(l2, "line_bytes", 128))
         slice_bpc = float(param(l2, "bytes_per_cycle_per_slice", 32)) * l2_mhz / sm_mhz  # per SM cycle
         self.l2_bpc = slice_bpc * S
@@ -229,7 +230,9 @@ class MemorySystem:
                 self._trace_note("l2", write, e - b * self.l2_srv[p].inv, e, b)
             if dram_bytes:
                 db = dram_bytes * frac
-                e2 = self.hbm_srv[p].reserve(e - (b * self.l2_srv[p].inv), db) + self.dram_lat
+                # DRAM writes cost hbm.write_cost_factor read-equivalents of channel time (bus turnaround)
+                e2 = self.hbm_srv[p].reserve(e - (b * self.l2_srv[p].inv),
+                                             db * self.hbm_wcost if write else db) + self.dram_lat
                 if rec_on:
                     self._trace_note("hbm", write, e2 - self.dram_lat - db * self.hbm_srv[p].inv,
                                      e2 - self.dram_lat, db)

@@ -277,6 +277,8 @@ class HbmSpec(Section):
     bandwidth_gb_per_s: PosFloat = 3350.0
     latency_cycles: Cycles = Field(298, description="added to an L2 hit latency on a miss")
     efficiency: float = Field(0.9, gt=0, le=1, description="sustainable fraction of peak bandwidth")
+    write_cost_factor: float = Field(1.0, ge=1, description="channel time of a written byte in read-byte units "
+                                     "(bus turnaround; 1 = writes as cheap as reads)")
 
 
 class FabricSpec(Section):
