@@ -58,6 +58,17 @@ PIPE_THROTTLE = (S.NOT_SELECTED, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.M
                  S.MATH_PIPE_THROTTLE, S.MISC, S.MIO_THROTTLE)
 
 
+def _retire_groups(grp: list, nallow: int) -> int:
+    """commit/wait groups (wgmma, cp.async): drop all but the newest ``nallow`` groups from ``grp`` and return
+    the completion cycle the waiting warp must hold until (0 if nothing has to be waited for)."""
+    if len(grp) <= nallow:
+        return 0
+    cut = len(grp) - nallow
+    h = max(grp[:cut])
+    del grp[:cut]
+    return h
+
+
 class StaticTables:
     """Per static instruction (index = PTX instruction index) integer tables used by the hot loop."""
 
@@ -814,26 +825,20 @@ class SMCore:
                 if W.wg_open:  # wgmmas not committed yet count as a group (conservative)
                     grp.append(W.wg_open)
                     W.wg_open = 0
-                if len(grp) > nallow:
-                    cut = len(grp) - nallow
-                    h = max(grp[:cut])
-                    del grp[:cut]
-                    if h > tt + 1:
-                        W.hold_t = h
-                        W.hold_r = S.GMMA
+                h = _retire_groups(grp, nallow)
+                if h > tt + 1:
+                    W.hold_t = h
+                    W.hold_r = S.GMMA
             elif op == OP_CPA_COMMIT:
                 W.cpa_groups.append(W.cpa_open)
                 W.cpa_open = 0
             elif op == OP_CPA_WAIT:
                 nallow = W.a0[k]
                 grp = W.cpa_groups
-                if len(grp) > nallow:
-                    cut = len(grp) - nallow
-                    h = max(grp[:cut])
-                    del grp[:cut]
-                    if h > tt + 1:
-                        W.hold_t = h
-                        W.hold_r = S.LONG_SCOREBOARD
+                h = _retire_groups(grp, nallow)
+                if h > tt + 1:
+                    W.hold_t = h
+                    W.hold_r = S.LONG_SCOREBOARD
             elif op == OP_BULK_COMMIT:
                 fn = getattr(self.tma, "bulk_commit", None)
                 if fn is not None:

@@ -1280,11 +1280,7 @@ def _d_tma(b, inst):
             b.pay = pay
             return
         dst = dst_f(idx)
-        tms = tm_reg[idx].astype(np.int64) if tm_reg is not None else np.full(len(idx), tm_const, np.int64)
-        coords = np.stack([np.broadcast_to(np.asarray(_get(c)), (b.L,))[idx].astype(np.int64)
-                           if np.ndim(_get(c)) else np.full(len(idx), int(_get(c)), np.int64)
-                           for c in coord_vals], axis=1)
-        slots = b.lane_cta[idx]
+        tms, coords, slots = _tma_lane_operands(b, idx, tm_reg, tm_const, coord_vals)
         mba = mb_f(idx) if mb_f is not None else None
         for tv in np.unique(tms):
             sel = tms == tv
@@ -1361,11 +1357,7 @@ def _tma_store(b, inst):
             b.pay = pay
             return
         src = src_f(idx)
-        tms = tm_reg[idx].astype(np.int64) if tm_reg is not None else np.full(len(idx), tm_const, np.int64)
-        coords = np.stack([np.broadcast_to(np.asarray(_get(c)), (b.L,))[idx].astype(np.int64)
-                           if np.ndim(_get(c)) else np.full(len(idx), int(_get(c)), np.int64)
-                           for c in coord_vals], axis=1)
-        slots = b.lane_cta[idx]
+        tms, coords, slots = _tma_lane_operands(b, idx, tm_reg, tm_const, coord_vals)
         for tv in np.unique(tms):
             sel = tms == tv
             tm = _tmap_of(b, tv, inst, idx[sel])
@@ -1393,6 +1385,15 @@ def _tma_store(b, inst):
                 np.add.at(pay[:, 3], wi, inb)
         b.pay = pay
     return h
+
+
+def _tma_lane_operands(b, idx, tm_reg, tm_const, coord_vals):
+    """Per active lane of a cp.async.bulk.tensor: tensormap index, coordinates (n, rank) innermost-first, CTA slot."""
+    tms = tm_reg[idx].astype(np.int64) if tm_reg is not None else np.full(len(idx), tm_const, np.int64)
+    coords = np.stack([np.broadcast_to(np.asarray(_get(c)), (b.L,))[idx].astype(np.int64)
+                       if np.ndim(_get(c)) else np.full(len(idx), int(_get(c)), np.int64)
+                       for c in coord_vals], axis=1)
+    return tms, coords, b.lane_cta[idx]
 
 
 @decoder("cp.async.bulk")
