@@ -1,4 +1,6 @@
 """Broken PTX gives PTXError (a UserError) naming kernel.ptx:LINE and the token."""
+from pathlib import Path
+
 import pytest
 
 from warpgraph.core.errors import PTXError, UserError
@@ -78,3 +80,18 @@ def test_missing_entry():
     with pytest.raises(PTXError) as ei:
         m.entry("nope")
     assert "k" in ei.value.hint
+
+
+def test_unknown_type_modifier_is_a_ptx_error_with_line(tmp_path):
+    """A mistyped type (.q32) must not be silently accepted with a default type."""
+    from warpgraph.core.errors import PTXError
+    from warpgraph.workloads.ptx import parse_ptx
+
+    src = (Path(__file__).resolve().parents[1] / "workloads" / "records" / "h200" / "rmsnorm_rows4096_cols4096"
+           / "kernel.ptx").read_text()
+    lines = src.splitlines()
+    k = next(i for i, l in enumerate(lines) if l.strip().startswith("add.s32"))
+    lines[k] = lines[k].replace("add.s32", "add.q32", 1)
+    with pytest.raises(PTXError) as ei:
+        parse_ptx("\n".join(lines), "kernel.ptx")
+    assert f"kernel.ptx:{k + 1}" in ei.value.location and ".q32" in str(ei.value)

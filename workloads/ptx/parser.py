@@ -19,6 +19,11 @@ _TYPE_SIZES = {"b8": 1, "s8": 1, "u8": 1, "b16": 2, "s16": 2, "u16": 2, "f16": 2
                "b32": 4, "s32": 4, "u32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
                "b64": 8, "s64": 8, "u64": 8, "f64": 8, "pred": 1, "b128": 16, "e4m3": 1, "e5m2": 1}
 
+# a modifier shaped like a type (.s32, .q32, .f16x2) must be a PTX type; vector/shape/count modifiers excluded
+_TYPE_LIKE = re.compile(r"(?![vx]\d)[a-z]{1,2}\d{1,3}(?:x\d)?")
+_OTHER_TYPES = {"b1", "s4", "u4", "e4m3x2", "e5m2x2", "e2m1", "e2m3", "e3m2", "ue8m0", "s16x2", "u16x2", "s8x4", "u8x4",
+                "f16x2", "bf16x2", "f32x2", "b4", "b6", "e2m1x2", "e2m3x2", "e3m2x2", "ue8m0x2", "b8x16", "b6x16", "b4x16"}
+
 _TOKEN_RE = re.compile(r"""
     (?P<ws>[ \t\r\f\v]+)
   | (?P<nl>\n)
@@ -455,6 +460,10 @@ class _Body:
         opcode, mods = split_opcode(ot.text)
         if opcode not in KNOWN_OPCODES:
             self.unknown.append((ot.line, ot.text))
+        for m in mods:
+            if _TYPE_LIKE.fullmatch(m) and m not in _TYPE_SIZES and m not in _OTHER_TYPES:
+                p.err(f"unknown type .{m} in {ot.text}", ot,
+                      hint="a PTX type: " + ", ".join(sorted(_TYPE_SIZES)))
         operands = []
         if p.peek().text != ";":
             while True:
