@@ -19,7 +19,9 @@ def run_command(
                    "workloads/records/h200/gemm_tma_M2048_N2048_K2048."),
     arch: str = typer.Option("h200", "--arch", help="Bundled architecture name or YAML path."),
     set_: list[str] = typer.Option([], "--set", help=_SET_HELP),
-    mode: str = typer.Option("timing", "--mode", help="timing | functional"),
+    mode: str = typer.Option("timing", "--mode", help="timing | sampled (a sample of SMs in detail) | functional"),
+    no_bundle: bool = typer.Option(False, "--no-bundle", help="Replay every warp separately instead of bundling "
+                                   "warps of a CTA with identical instruction streams (slower; for validation)."),
     check: bool = typer.Option(False, "--check", help="Compute outputs and compare with the reference; exit 1 if it fails."),
     save_outputs: Optional[Path] = typer.Option(None, "--save-outputs", help="Write every buffer to DIR/<buffer>.npy."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -47,7 +49,7 @@ def run_command(
     res = simulate(record, arch, mode=mode, overrides=list(set_) or None, max_cycles=max_cycles,
                    want_outputs=save_outputs is not None, check=check, trace_path=trace,
                    trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
-                   record_events=want_events)
+                   record_events=want_events, bundle=False if no_bundle else None)
     if utilization is not None:
         from warpgraph.analysis.utilization import plot_utilization
 
