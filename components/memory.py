@@ -285,7 +285,8 @@ class MemorySystem:
     def global_access(self, t: int, sm: int, op: str, sectors: int, dram_sectors: int, lines: int,
                       nbytes: int) -> int:
         """ld / st / atom / cp_async of one warp: returns when the load data is in registers (or smem for
-        cp_async) / the store is acknowledged by L2."""
+        cp_async) / the store is acknowledged by L2. ``dram_sectors`` counts read misses; a store's DRAM traffic
+        is its sectors times ``write_back_ratio`` (the write-back L2: dirty data reaches DRAM only when evicted)."""
         if sectors <= 0:
             return t + 1
         self.requests += 1
@@ -367,7 +368,8 @@ class MemorySystem:
 
     def bulk(self, t: int, sm: int, l2_bytes: int, dram_bytes: int, write: bool, t_end=None) -> int:
         """A TMA request stream: ``l2_bytes`` of 32-B requests injected uniformly over ``[t, t_end]`` (``t_end``
-        defaults to ``t``), ``dram_bytes`` of them missing to DRAM (reads) or written back (writes). Returns
+        defaults to ``t``), ``dram_bytes`` of them missing to DRAM (reads; writes use ``write_back_ratio`` of
+        ``l2_bytes`` instead, like :meth:`global_access`). Returns
         the cycle the last response (read data / write ack) is back at the SM."""
         if l2_bytes <= 0:
             return t if t_end is None else _ceil(t_end)

@@ -33,9 +33,6 @@ class _DirtyView:
         if value:
             self.l2.mark_dirty(idx)
 
-    def sum(self):
-        return int(self.l2.dirty.sum())
-
 
 class L2Residency:
     def __init__(self, n_sectors: int, capacity_bytes: int | None = None, sector_bytes: int = 32):
