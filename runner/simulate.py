@@ -59,18 +59,14 @@ def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
 
 
 def _l1_bytes_per_cta(record, program, spec) -> int:
-    """L1 data capacity one CTA can count on: the unified L1/shared array minus the shared-memory carveout of
-    the CTAs resident on the SM (shared-memory and warp limits), split between them."""
+    """Per-CTA L1 capacity for the functional pass: the same occupancy (registers, shared memory, warps) the
+    timing replay uses, and the driver's shared-memory carveout (runner/timing.l1_bytes_per_cta)."""
     import math
 
-    smem = int(getattr(program, "dynamic_smem_offset", 0) or 0) + int(record.shared_bytes or 0)
-    smem = max(smem, int(getattr(program, "static_shared_bytes", 0) or 0))
-    per = smem + 1024                                        # 1 KiB reserved per CTA on Hopper
-    wpc = max(1, -(-int(math.prod(record.block)) // 32))
-    ctas = min(int(spec.sm.max_ctas), max(1, int(spec.sm.shared_memory_bytes) // per),
-               max(1, int(spec.sm.max_warps) // wpc))
-    free = int(spec.l1.size_bytes) - ctas * per
-    return max(0, free // ctas)
+    from warpgraph.runner.timing import l1_bytes_per_cta, sm_occupancy
+
+    occ = sm_occupancy(spec, program, record, threads_per_cta=int(math.prod(record.block)))
+    return l1_bytes_per_cta(spec, occ)
 
 
 def _run_functional(record, program, **kw):

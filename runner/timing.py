@@ -346,6 +346,46 @@ class TimingOutcome:
     core: object = None
 
 
+def sm_occupancy(spec, program, record=None, *, threads_per_cta: int, registers: int | None = None,
+                 shared_bytes: int | None = None):
+    """Resident CTAs per SM for ``program`` launched as ``record`` on ``spec`` (registers from the record or the
+    PTX, shared memory from the record/static declarations): components.cta_scheduler.occupancy."""
+    if registers is not None:
+        regs, regs_src = int(registers), "given"
+    else:
+        regs, regs_src = registers_per_thread(program, record)
+    if shared_bytes is None:
+        shared_bytes = int(getattr(record, "shared_bytes", 0) or 0) if record is not None else 0
+        shared_bytes = max(shared_bytes, int(getattr(program, "static_shared_bytes", 0) or 0))
+    return occupancy(
+        threads_per_cta=threads_per_cta, registers_per_thread=regs, registers_source=regs_src,
+        smem_per_cta_bytes=shared_bytes,
+        max_warps_per_sm=int(sget(spec, "sm.max_warps", 64)), max_threads_per_sm=int(sget(spec, "sm.max_threads", 2048)),
+        max_ctas_per_sm=int(sget(spec, "sm.max_ctas", 32)), registers_per_sm=int(sget(spec, "sm.registers", 65536)),
+        reg_alloc_unit=int(sget(spec, "sm.register_alloc_unit", 256)),
+        max_registers_per_thread=int(sget(spec, "sm.max_registers_per_thread", 255)),
+        smem_per_sm_bytes=int(sget(spec, "sm.shared_memory_bytes", 233472)),
+        max_smem_per_cta_bytes=int(sget(spec, "sm.max_shared_per_cta_bytes", 232448)),
+        reserved_smem_per_cta_bytes=int(sget(spec, "sm.shared_reserved_per_cta_bytes", 1024)),
+    )
+
+
+def l1_bytes_per_cta(spec, occ) -> int:
+    """L1 data capacity one resident CTA can count on: the unified L1/shared array minus the shared-memory
+    carveout, split between the resident CTAs. The driver picks the smallest carveout of ``sm.shared_carveouts_kib``
+    that holds the resident CTAs' shared memory (CUDA Hopper tuning guide, "Unified shared memory/L1/texture
+    cache": 0, 8, 16, 32, 64, 100, 132, 164, 196, 228 KB); without the list the carveout is exactly what the CTAs use."""
+    need = int(occ.ctas_per_sm) * int(occ.smem_per_cta_bytes) if occ.smem_per_cta_bytes > 0 else 0
+    carve = need
+    opts = sget(spec, "sm.shared_carveouts_kib", None)
+    if opts:
+        fit = [int(k) * 1024 for k in opts if int(k) * 1024 >= need]
+        if fit:
+            carve = min(fit)
+    free = int(sget(spec, "sm.unified_l1_shared_bytes", 262144)) - carve
+    return max(0, free // max(1, int(occ.ctas_per_sm)))
+
+
 def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, units: str = "auto",
                policy: str | None = None, n_sms: int | None = None, shared_bytes: int | None = None,
                registers: int | None = None, sass_overrides: dict | None = None, bundle: bool = True,
@@ -361,24 +401,8 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
     prog = trace.program
     tables = lower(prog, spec, sass_overrides=sass_overrides)
     cfg = core_config(spec, n_sms=n_sms, policy=policy)
-    if registers is not None:
-        regs, regs_src = int(registers), "given"
-    else:
-        regs, regs_src = registers_per_thread(prog, record)
-    if shared_bytes is None:
-        shared_bytes = int(getattr(record, "shared_bytes", 0) or 0) if record is not None else 0
-        shared_bytes = max(shared_bytes, int(getattr(prog, "static_shared_bytes", 0) or 0))
-    occ = occupancy(
-        threads_per_cta=trace.threads_per_cta, registers_per_thread=regs, registers_source=regs_src,
-        smem_per_cta_bytes=shared_bytes,
-        max_warps_per_sm=int(sget(spec, "sm.max_warps", 64)), max_threads_per_sm=int(sget(spec, "sm.max_threads", 2048)),
-        max_ctas_per_sm=int(sget(spec, "sm.max_ctas", 32)), registers_per_sm=int(sget(spec, "sm.registers", 65536)),
-        reg_alloc_unit=int(sget(spec, "sm.register_alloc_unit", 256)),
-        max_registers_per_thread=int(sget(spec, "sm.max_registers_per_thread", 255)),
-        smem_per_sm_bytes=int(sget(spec, "sm.shared_memory_bytes", 233472)),
-        max_smem_per_cta_bytes=int(sget(spec, "sm.max_shared_per_cta_bytes", 232448)),
-        reserved_smem_per_cta_bytes=int(sget(spec, "sm.shared_reserved_per_cta_bytes", 1024)),
-    )
+    occ = sm_occupancy(spec, prog, record, threads_per_cta=trace.threads_per_cta, registers=registers,
+                       shared_bytes=shared_bytes)
     if window is not None:
         cfg.window = int(window)
     eng = Engine(ClockDomain("sm", float(sget(spec, "clocks.sm_mhz", 1755.0))))

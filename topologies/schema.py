@@ -58,6 +58,9 @@ class SmSpec(Section):
     max_shared_per_cta_bytes: PosInt = Field(232448, description="opt-in shared memory per CTA")
     shared_reserved_per_cta_bytes: Cycles = Field(1024, description="driver-reserved smem per CTA")
     unified_l1_shared_bytes: PosInt = Field(262144, description="L1 + shared memory array")
+    shared_carveouts_kib: list[int] | None = Field(
+        None, description="shared-memory carveouts the driver chooses from (smallest that fits the resident CTAs); "
+                          "the rest of the unified array is L1")
 
     @model_validator(mode="after")
     def _check(self):
@@ -69,6 +72,9 @@ class SmSpec(Section):
             raise ValueError(f"max_warps={self.max_warps} not divisible by subpartitions={self.subpartitions}")
         if self.max_shared_per_cta_bytes > self.shared_memory_bytes:
             raise ValueError("max_shared_per_cta_bytes exceeds shared_memory_bytes")
+        if self.shared_carveouts_kib and max(self.shared_carveouts_kib) * 1024 > self.shared_memory_bytes:
+            raise ValueError(f"shared_carveouts_kib max {max(self.shared_carveouts_kib)} KiB exceeds "
+                             f"shared_memory_bytes={self.shared_memory_bytes}")
         if self.shared_memory_bytes > self.unified_l1_shared_bytes:
             raise ValueError("shared_memory_bytes exceeds unified_l1_shared_bytes")
         if self.registers % self.register_alloc_unit:

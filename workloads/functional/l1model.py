@@ -3,9 +3,14 @@
 Without it, a kernel whose loads are not vectorised (e.g. Triton with N = 3000, not a multiple of 16: one 2-byte
 ``ld.global.b16`` per thread, each warp touching 32 different 128-B lines) would send 16x its useful bytes to L2,
 where the hardware's L1 catches the re-reads of neighbouring elements (measured ``lts__t_bytes`` of
-gemm_ptr_M512_N3000_K1536 equals its useful bytes). Model: LRU by insertion distance over 128-B lines, one cache
-per CTA of ``capacity_bytes`` = (L1 array - the SM's shared-memory carveout) / resident CTAs per SM (sharing of
-lines between CTAs of one SM is ignored). ``.cg``/``.cv``/volatile loads, stores, atomics and cp.async bypass it.
+gemm_ptr_M512_N3000_K1536 equals its useful bytes). Model: LRU by insertion distance over 32-B sectors (Hopper's
+L1 fills sectors, not whole 128-B lines: a line's other sectors miss to L2 on their first use), one cache
+per CTA of ``capacity_bytes`` = (L1 array - the SM's shared-memory carveout) / resident CTAs per SM. Each CTA has
+its own copy of a line (CTAs on other SMs have their own L1s; sharing between CTAs of one SM is ignored), so a
+line several CTAs read is a miss once per CTA. ``.cg``/``.cv``/volatile loads, stores, atomics and cp.async bypass it.
+
+Storage: sorted ``(cta << 40) | sector`` keys with their insertion stamps (a vectorised hash map); entries older
+than the capacity are dropped when the table has grown past twice its live size.
 """
 from __future__ import annotations
 
@@ -13,31 +18,59 @@ import numpy as np
 
 __all__ = ["L1PerCta"]
 
+_LINE_MASK = (1 << 40) - 1
+
 
 class L1PerCta:
-    def __init__(self, n_lines: int, n_ctas: int, capacity_bytes: int, line_bytes: int = 128):
-        self.cap = max(1, int(capacity_bytes) // line_bytes)
-        self.owner = np.full(int(n_lines), -1, dtype=np.int64)
-        self.stamp = np.zeros(int(n_lines), dtype=np.int64)
+    def __init__(self, n_units: int, n_ctas: int, capacity_bytes: int, unit_bytes: int = 32):
+        self.cap = max(1, int(capacity_bytes) // unit_bytes)
+        self.n_units = int(n_units)
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.stamps = np.zeros(0, dtype=np.int64)
         self.clock = np.zeros(int(n_ctas), dtype=np.int64)
+        self._compact_at = 1 << 16
         self.hits = 0
         self.misses = 0
 
     def access(self, cta: np.ndarray, line: np.ndarray) -> np.ndarray:
-        """``(cta, line)`` pairs, unique, one request's lines; returns the hit mask and inserts the misses."""
-        if len(line) == 0:
+        """``(cta, sector)`` pairs, unique, one request's sectors; returns the hit mask and inserts the misses."""
+        n = len(line)
+        if n == 0:
             return np.zeros(0, dtype=bool)
-        own = self.owner[line]
-        hit = (own == cta) & (self.clock[cta] - self.stamp[line] < self.cap)
+        cta = np.asarray(cta, dtype=np.int64)
+        q = (cta << 40) | np.asarray(line, dtype=np.int64)
+        K, S = self.keys, self.stamps
+        pos = np.searchsorted(K, q)
+        inb = pos < len(K)
+        found = np.zeros(n, dtype=bool)
+        found[inb] = K[pos[inb]] == q[inb]
+        hit = found.copy()
+        hit[found] = self.clock[cta[found]] - S[pos[found]] < self.cap
         miss = ~hit
         if miss.any():
-            mc = cta[miss]
-            u, cnt = np.unique(mc, return_counts=True)
+            u, cnt = np.unique(cta[miss], return_counts=True)
             self.clock[u] += cnt
-        # every accessed line becomes most recent for its CTA
-        self.owner[line] = cta
-        self.stamp[line] = self.clock[cta]
+        # every accessed sector becomes most recent for its CTA
+        stamp = self.clock[cta]
+        S[pos[found]] = stamp[found]
+        new = ~found
+        if new.any():
+            qn = q[new]
+            order = np.argsort(qn, kind="stable")
+            qn = qn[order]
+            at = pos[new][order]
+            self.keys = np.insert(K, at, qn)
+            self.stamps = np.insert(S, at, stamp[new][order])
+            if len(self.keys) > self._compact_at:
+                self._compact()
         n_hit = int(hit.sum())
         self.hits += n_hit
-        self.misses += len(line) - n_hit
+        self.misses += n - n_hit
         return hit
+
+    def _compact(self) -> None:
+        """Drop sectors that have fallen out of their CTA's LRU window (they can only miss again)."""
+        live = self.clock[self.keys >> 40] - self.stamps < self.cap
+        self.keys = self.keys[live]
+        self.stamps = self.stamps[live]
+        self._compact_at = max(1 << 16, 2 * len(self.keys))

@@ -126,21 +126,22 @@ def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write=False):
 
 
 def _l1_filter(b, l1m, ks, kw, pay, W):
-    """Drop the (warp, sector) pairs whose line hits the CTA's L1; record hit lines in pay[:, 3] >> 32. A line
-    two warps of one CTA request in the same instruction misses once (the lowest warp), the other hits."""
-    lines = ks >> 2
-    lk, inv = np.unique((kw << 40) | lines, return_inverse=True)
-    lw = lk >> 40
-    ll = lk & ((1 << 40) - 1)
-    cta = b.ctas[lw // b.wpc].astype(np.int64)
-    ck, first, cinv = np.unique((cta << 40) | ll, return_index=True, return_inverse=True)
+    """Drop the (warp, sector) pairs that hit the CTA's L1 (sector-granular fills: a 128-B line's tag holds
+    4 sector valid bits and a miss fetches only the requested sectors); record in pay[:, 3] >> 32 the warp's
+    lines whose sectors all hit. A sector two warps of one CTA request in the same instruction misses once
+    (the lowest warp), the other hits."""
+    cta = b.ctas[kw // b.wpc].astype(np.int64)
+    ck, first, cinv = np.unique((cta << 40) | ks, return_index=True, return_inverse=True)
     hit_c = l1m.access(ck >> 40, ck & ((1 << 40) - 1))
-    firstmask = np.zeros(len(lk), dtype=bool)
+    firstmask = np.zeros(len(ks), dtype=bool)
     firstmask[first] = True
-    miss_wl = ~hit_c[cinv] & firstmask
-    hits_per_warp = np.bincount(lw[~miss_wl], minlength=W)[:W]
+    keep = ~hit_c[cinv] & firstmask
+    # lines per warp that needed no L2 request
+    lk, linv = np.unique((kw << 40) | (ks >> 2), return_inverse=True)
+    line_miss = np.zeros(len(lk), dtype=bool)
+    np.logical_or.at(line_miss, linv, keep)
+    hits_per_warp = np.bincount(lk[~line_miss] >> 40, minlength=W)[:W]
     pay[:, 3] = hits_per_warp.astype(np.int64) << 32
-    keep = miss_wl[inv]
     return ks[keep], kw[keep]
 
 
