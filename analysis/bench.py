@@ -81,7 +81,9 @@ def _run_here(spec: dict, simulate_fn: Callable | None = None) -> dict:
             target = small_variant(load_record(d))
         fn = simulate_fn or _import_target(spec.get("simulate_target") or "warpgraph:simulate")
         t0 = time.perf_counter()
+        c0 = time.process_time()
         res = fn(target, spec["arch"], mode=spec["mode"], overrides=spec.get("overrides") or None)
+        cpu = time.process_time() - c0      # process CPU time: less noisy than wall time on a shared machine
         wall = time.perf_counter() - t0
         m = dict(getattr(res, "metrics", None) or {})
         cyc = m.get("cycles")
@@ -96,6 +98,8 @@ def _run_here(spec: dict, simulate_fn: Callable | None = None) -> dict:
                                                  ((cyc or 0) / w if w > 0 else 0.0)),
             "warp_instructions_per_second": float(m.get("warp_instructions_per_second") or
                                                   ((wi or 0) / w if w > 0 else 0.0)),
+            "cpu_seconds": cpu,
+            "simulated_cycles_per_cpu_second": float(cyc or 0) / cpu if cpu > 0 else 0.0,
             "sampling": m.get("sampling") if isinstance(m.get("sampling"), dict) else None,
         })
     except Exception as e:  # noqa: BLE001 -- reported per case

@@ -112,6 +112,13 @@ def _print_table(res) -> None:
         if rf.get("sim_over_bound"):
             t.add_row("simulated / bound", _fmt(float(rf["sim_over_bound"])), "")
     con.print(t)
+    smp = m.get("sampling") or {}
+    if smp.get("mode") == "sampled":
+        con.print(f"sampled: {len(smp.get('sms') or [])} SMs in detail, {smp.get('ctas_simulated')} of "
+                  f"{smp.get('ctas_total')} CTAs (stratified, seed {smp.get('seed')}); cycles error estimate "
+                  f"±{smp.get('cycles_error_pct')} %")
+    elif smp.get("fallback"):
+        con.print(f"sampled mode ran in detail: {smp['fallback']}")
     sr = m.get("stall_ratios_per_issue")
     if sr:
         ms = meas.get("stall_ratios_per_issue", {})

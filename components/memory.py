@@ -21,6 +21,10 @@ Model (paper III, hopper-blackwell-facts.md 2.2):
   ``hbm.bandwidth_gb_per_s × efficiency`` converted to bytes per SM cycle; DRAM (first-touch) sectors pay the
   L2 latency of their partition plus ``hbm.latency_cycles``. Stores write their first-touch sectors back to
   DRAM (``dram_write_bytes``; the write-back consumes HBM bandwidth at store time).
+* **In-flight fill merging** (cp.async): a request whose lines (payload a1 bits 32+, ``memops._cp_async_key``) are
+  being filled from DRAM for another SM, reaching the slices before the fill's data leaves them (issue < fill done
+  - mean L2 round trip), merges into that miss-status entry: no slice bandwidth, not counted as L2 traffic, data
+  returns with the fill (``components/tma.py`` does the same for TMA boxes).
 * Loads complete when their last sector returns. Utilisation: busy cycles per 1k-cycle bucket for every L2 and
   HBM partition server (``utilisation()``).
 """
@@ -146,6 +150,9 @@ class MemorySystem:
         self.dram_read_bytes = 0
         self.dram_write_bytes = 0
         self.requests = 0
+        self.merge_fills = True            # in-flight fill merging (switched off only to compare)
+        self.fills: dict[int, tuple] = {}   # line key -> (merge window end, fill done, DRAM bytes) (cp.async)
+        self.merged_bytes = 0      # read bytes merged into an outstanding L2 fill (no slice traffic; components/tma.py)
         self.mshr_stall_cycles = 0
         self.far_lines = 0
         # event recording (core/tracing.py): served bytes per level aggregated between samples, backlogs sampled
@@ -283,7 +290,7 @@ class MemorySystem:
 
     # ------------------------------------------------------------------------------------------------
     def global_access(self, t: int, sm: int, op: str, sectors: int, dram_sectors: int, lines: int,
-                      nbytes: int) -> int:
+                      nbytes: int, warps: int = 1) -> int:
         """ld / st / atom / cp_async of one warp: returns when the load data is in registers (or smem for
         cp_async) / the store is acknowledged by L2. ``dram_sectors`` counts read misses; a store's DRAM traffic
         is its sectors times ``write_back_ratio`` (the write-back L2: dirty data reaches DRAM only when evicted)."""
@@ -292,6 +299,11 @@ class MemorySystem:
         self.requests += 1
         if lines <= 0:
             lines = (sectors + 3) >> 2
+        key = dram_sectors >> 32          # cp.async: identity of the requested lines (memops._cp_async_key)
+        if key:
+            dram_sectors &= 0xFFFFFFFF
+            if not self.merge_fills:
+                key = 0
         sbytes = sectors * SECTOR
         dbytes = dram_sectors * SECTOR
         # MSHR window (lines in flight per SM). cp.async (LDGSTS, .cg/.ca) lands in shared memory and is not
@@ -303,20 +315,29 @@ class MemorySystem:
         cpa = op == "cp_async"
         while fl and fl[0][0] <= start:
             n -= heappop(fl)[1]
-        while not cpa and fl and n + lines > self.mshrs:
+        # a bundle request carries ``warps`` warps' lines: it enters as soon as one warp's share fits (the
+        # hardware's warps would enter one after the other), then holds all of its lines
+        share = -(-lines // warps) if warps > 1 else lines
+        while not cpa and fl and n + share > self.mshrs:
             d, k = heappop(fl)
             n -= k
             if d > start:
                 start = d
-        if start > t:
-            self.mshr_stall_cycles += start - t
+        # A request that waits for a free miss-status register cannot return before start + its unloaded
+        # latency; it still enters the L1/L2/HBM servers at its issue time: they are FIFO free-pointers fed in
+        # engine time order, and reserving them at a future start would push every other SM's requests behind
+        # it (a positive feedback: later requests wait for MSHRs longer and reserve further ahead). Bandwidth
+        # queueing and MSHR waiting overlap: done = max(server path at t, start + unloaded latency).
+        wait = start - t
+        if wait > 0:
+            self.mshr_stall_cycles += wait
         # L1/LSU data port: one cycle per line (tag stage) or bytes / l1 rate
         l1c = sbytes / self.l1_bpc
         if l1c < lines:
             l1c = lines
         s1 = self.l1_free[sm]
-        if s1 < start:
-            s1 = start
+        if s1 < t:
+            s1 = t
         self.l1_free[sm] = s1 + l1c
         write = op == "st"
         if write:
@@ -330,16 +351,44 @@ class MemorySystem:
             self.dram_read_bytes += dbytes
             if op == "atom":
                 self.l2_write_bytes += sbytes
-        done = self._l2(s1, sm, sbytes, dbytes, lines, write)
+        fill = self.fills.get(key) if key else None
+        if fill is not None and not dbytes and not write and s1 < fill[0]:
+            # the lines' DRAM fill (another SM's request) is still outstanding at the slices: the sectors that
+            # miss there merge into its miss-status entry (no second slice pass, no lts__t traffic); the rest
+            # are L2 hits; merged data returns with the fill
+            mb = fill[2] if fill[2] < sbytes else sbytes
+            self.merged_bytes += mb
+            self.l2_read_bytes -= mb
+            rest = sbytes - mb
+            done = self._l2(s1, sm, rest, 0, lines, False) if rest > 0 else s1
+            if fill[1] > done:
+                done = fill[1]
+        else:
+            done = self._l2(s1, sm, sbytes, dbytes, lines, write)
+            if key and dbytes and not write:
+                self._note_fill(key, s1, done, dbytes)
         if not write:
             # crossbar response port of the SM
             done = self._xbar(sm, t, done, sbytes)
+        if wait > 0:
+            x = start + self.near_lat + (self.dram_lat if dbytes > 0 and not write else 0)
+            if x > done:
+                done = x
         di = _ceil(done)
         if not cpa:
             heappush(fl, (di, lines))
             n += lines
         self.inflight_lines[sm] = n
         return di
+
+    def _note_fill(self, key: int, t: float, done: float, dram_bytes: int) -> None:
+        """An outstanding DRAM fill of the lines ``key``: a request reaching the slices before its data leaves
+        them (``done`` - the mean L2 round trip) merges into it (:meth:`global_access`)."""
+        fills = self.fills
+        if len(fills) > 8192:   # drop fills long completed (calls arrive in near time order)
+            for k in [k for k, f in fills.items() if f[1] < t - 4096]:
+                del fills[k]
+        fills[key] = (done - self.l2_rt, done, dram_bytes)
 
     def _xbar(self, sm: int, t: float, arrive: float, nbytes: int) -> float:
         """Reserve ``nbytes`` of SM ``sm``'s crossbar response port for data arriving from L2 at ``arrive``
@@ -394,6 +443,7 @@ class MemorySystem:
             "dram_read_bytes": self.dram_read_bytes,
             "dram_write_bytes": self.dram_write_bytes,
             "requests": self.requests,
+            "l2_merged_bytes": self.merged_bytes,
             "mshr_stall_cycles": self.mshr_stall_cycles,
             "near_lines": self.near_lines,
             "far_lines": self.far_lines,

@@ -4,7 +4,8 @@
 counted by the functional pass as trace payload a0) occupies the SM's shared pipe for
 ``banks·bank_bytes / bytes_per_cycle`` cycles (1 on Hopper). An access queues behind earlier wavefronts of the
 same SM (next-free server) and its data is ready ``latency_cycles`` (29 on Hopper) after its first wavefront
-starts plus one pass per further wavefront, so an n-way bank conflict costs n wavefronts.
+starts plus ``conflict_latency_cycles_per_extra_way`` (default one pass) per further wavefront, so an n-way bank
+conflict costs n wavefronts of pipe time.
 """
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ class SharedMemoryUnit:
         self.lat = int(param(p, "latency_cycles", 29))
         width = int(param(p, "banks", 32)) * int(param(p, "bank_bytes", 4))
         self.wf = max(1, -(-width // int(param(p, "bytes_per_cycle", 128))))  # cycles per wavefront
+        # latency of each extra conflict wavefront (H200: 2 cycles per way on a dependent chain while the pipe
+        # takes 0.99 cycles per way: microbench smem_bank); default: the wavefront time
+        x = param(p, "conflict_latency_cycles_per_extra_way", None)
+        self.extra_lat = float(x) if x is not None else float(self.wf)
         n = int(param(getattr(spec, "sm", None), "count", 132))
         self.free = [0] * n
         self.wavefronts = 0
@@ -47,7 +52,7 @@ class SharedMemoryUnit:
         self.wavefronts += wavefronts
         self.accesses += 1
         self.bytes += nbytes
-        return s + busy - self.wf + self.lat
+        return s + int(round((wavefronts - 1) * self.extra_lat)) + self.lat
 
     def stats(self) -> dict:
         return {"accesses": self.accesses, "wavefronts": self.wavefronts, "bytes": self.bytes,

@@ -17,7 +17,10 @@ bundle, the per-warp model):
   (a request is served after the reservations already made). Deterministic: the order depends only on times,
   priorities and SM ids. Unit events (TMA completion, mbarrier wake-ups, retire) stay engine events.
 * Sub-partition issue port and pipes are "next-free" counters (``spst[0]`` issue slot, ``spst[p]`` pipe p);
-  an instruction with SASS cost c occupies c issue slots and ``c * ii`` cycles of its pipe.
+  an instruction with SASS cost c occupies c issue slots and ``c * ii`` cycles of its pipe. While the SM's
+  tensor cores serve a wgmma, its accumulator register traffic takes the share u (``tc.rf_share``) of each
+  sub-partition's register-file bandwidth, and a non-tensor instruction's pipe occupancy is ``c * ii / (1-u)``
+  (fractions carried per sub-partition). A warp issues mma.sync no faster than ``tc.warp_issue_gap``.
 * Per-warp register scoreboard on PTX register indices: ``rr[r]`` = cycle the value is ready, ``rk[r]`` =
   the stall reason a reader charges while waiting for it (wait / long_scoreboard / short_scoreboard ...).
 * Sync points: ``bar.sync`` (CTA barrier with counts), mbarrier waits (the unit says when the phase completes,
@@ -53,6 +56,7 @@ OPS = ("ALU", "FREE", "BRANCH", "EXIT", "LDG", "STG", "LDS", "STS", "CP_ASYNC", 
 # pipes of a sub-partition (index 0 is the issue slot)
 PIPES = ("issue", "fma", "alu", "fp16", "fp64", "sfu", "mio", "lsu", "tensor", "cbu", "uniform")
 (P_ISSUE, P_FMA, P_ALU, P_FP16, P_FP64, P_SFU, P_MIO, P_LSU, P_TENSOR, P_CBU, P_UNIFORM) = range(len(PIPES))
+_RFD = len(PIPES)  # index of the register-file debt slot in a sub-partition state list
 PIPE_THROTTLE = (S.NOT_SELECTED, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE,
                  S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.MIO_THROTTLE, S.LG_THROTTLE,
                  S.MATH_PIPE_THROTTLE, S.MISC, S.MIO_THROTTLE)
@@ -113,6 +117,7 @@ class CoreConfig:
         self.smem_ii = 1                # MIO cycles per shared wavefront
         self.lsu_ii_per_line = 1        # LSU cycles per 128-B line of a global access
         self.l1_hit_latency = 33        # ld.global whose lines all hit the L1 (trace a3 >> 32 = hit lines)
+        self.l1_tag_cycles_per_line = 0.0  # L1TEX stage cycles per 128-B line looked up (l1.tag_cycles_per_line)
         self.window = 32                # run-ahead window of an SM beyond the engine's next event (cycles)
         for k, v in kw.items():
             if not hasattr(self, k):
@@ -139,7 +144,8 @@ class _Warp:
     __slots__ = ("g", "gs", "cta", "w", "ws", "m", "sm", "sp", "sps", "spl", "spk", "kmax", "nsx", "wgp", "pcs",
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
-                 "st_ack", "tma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st", "wake")
+                 "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
+                 "wake")
 
 
 def _split_groups(stream_of, cta: int, wpc: int):
@@ -180,7 +186,9 @@ class SMCore:
         if cfg.policy.lower() not in ("gto", "lrr"):
             raise SimulationError(f"unknown warp scheduler policy {cfg.policy!r}", hint="gto or lrr")
         nsp = cfg.subpartitions
-        self.spst = [[[0] * len(PIPES) for _ in range(nsp)] for _ in range(cfg.n_sms)]
+        # per sub-partition: next-free cycle of the issue slot and each pipe, plus (last slot) the fractional
+        # register-file debt of the wgmma accumulator-traffic slowdown (see ``_step``)
+        self.spst = [[[0] * len(PIPES) + [0.0] for _ in range(nsp)] for _ in range(cfg.n_sms)]
         self.window = int(cfg.window)
         self.stall = [0] * S.NREASONS
         self.issued = 0
@@ -189,6 +197,7 @@ class SMCore:
         self.cta_live = {}
         self.cta_end = {}
         self.cta_sm = {}
+        self.placed = {}                  # cta -> SM it ran on (kept after retire: %smid of the clock-oracle rerun)
         self.cta_warps = {}
         self.bars: dict[int, dict] = {}
         self.smb = [[] for _ in range(cfg.n_sms)]        # live bundles per SM
@@ -208,12 +217,19 @@ class SMCore:
         self.mma_flops = 0
         self.global_sectors = 0
         self.shared_wavefronts = 0
+        self.l1_stage = [0.0] * cfg.n_sms     # per-SM L1TEX data/tag stage: free from this cycle
         self.ctas_done = 0
         self.age = 0
         self.end_cycle = 0
         self.bundles = 0
         self.op_counts = [0] * len(OPS)
         self.rf_bpc = float(getattr(tc, "rf_bpc", 512) or 512)
+        # wgmma accumulator register traffic vs the other instructions (tensor_core.py: busy period, share)
+        self.tc_free = self.tc_busy_from = self.tc_rf_share = None
+        if tc is not None and getattr(tc, "rf_on", False) and getattr(tc, "rf_sp_bpc", 0) > 0:
+            self.tc_free, self.tc_busy_from, self.tc_rf_share = tc.free, tc.busy_from, tc.rf_share
+        # per-warp mma.sync issue interval (a warp's operand collector; tensor_core.mma_sync_warp_issue_gap_cycles)
+        self.mma_warp_gap = int(getattr(tc, "warp_issue_gap", 0) or 0)
         # event recording (core/tracing.py): the hot loop tests the local bool ``rec_on`` only
         self.rec = NULL_RECORDER
         self.rec_on = False
@@ -248,6 +264,7 @@ class SMCore:
         self.cta_live[cta] = wpc
         self.cta_end[cta] = t
         self.cta_sm[cta] = sm
+        self.placed[cta] = sm
         groups = self.groups_of(cta) if self.groups_of is not None else _split_groups(self.stream_of, cta, wpc)
         ws_list = []
         spst_sm = self.spst[sm]
@@ -300,6 +317,7 @@ class SMCore:
             W.wg_ord = 0
             W.st_ack = 0
             W.tma_next = 0
+            W.mma_next = 0
             W.parked = None
             W.wait_dsts = ()
             W.done = False
@@ -536,6 +554,8 @@ class SMCore:
         ptx = 0
         opc = self.op_counts
         rec_on = self.rec_on
+        tcf = self.tc_free
+        tcb, tcu = self.tc_busy_from, self.tc_rf_share
         while True:
             if pos >= n:
                 i = -1
@@ -581,6 +601,9 @@ class SMCore:
                     # (CS2R is ordered after the warp's outstanding bulk issue: paper III-A T(N) = 1 + 44 N
                     # brackets the last issue's gap); independent ALU work overlaps the gap
                     tp = W.tma_next
+                elif op == OP_MMA and W.mma_next > tp:
+                    # one warp cannot issue mma.sync faster than its own per-warp interval (single-warp gap)
+                    tp = W.mma_next
                 tt = td
                 if ht > tt:
                     tt = ht
@@ -633,10 +656,24 @@ class SMCore:
                     stall[S.NOT_SELECTED] += (tt - c0) * m
             if c:
                 ii = II[i]
-                for s, k in spk:
-                    s[0] = tt + c * k
-                    if p:
-                        s[p] = tt + c * k * ii
+                if tcf is not None and p < P_TENSOR and tcf[W.sm] > tt >= tcb[W.sm] and p:
+                    # wgmma accumulator traffic in flight on this SM takes the share u of the sub-partition's
+                    # register-file bandwidth: this instruction's operand traffic (its pipe occupancy) is
+                    # stretched by 1/(1-u); the fractional cycles carry over per sub-partition (deterministic)
+                    u = tcu[W.sm]
+                    fr = u / (1.0 - u)
+                    for s, k in spk:
+                        o = c * k * ii
+                        d = s[_RFD] + o * fr
+                        e = int(d)
+                        s[_RFD] = d - e
+                        s[0] = tt + c * k
+                        s[p] = tt + o + e
+                else:
+                    for s, k in spk:
+                        s[0] = tt + c * k
+                        if p:
+                            s[p] = tt + c * k * ii
                 if nsx:
                     # the bundle's warps on one sub-partition take turns: each waits (k-1)·c per instruction
                     stall[S.NOT_SELECTED] += c * nsx
@@ -685,35 +722,71 @@ class SMCore:
                 a3 = W.a3[k]
                 lines = a3 & 0xFFFFFFFF          # lines that miss the L1 (all lines if no L1 model applies)
                 hl = a3 >> 32                    # lines that hit the per-CTA L1 (plain ld.global)
-                if hl:
-                    li = self.cfg.lsu_ii_per_line
-                    for s, kk in spk:
-                        x = tt + ((lines + hl) * kk * li) // m
-                        if x > s[p]:
-                            s[p] = x
-                if sectors:
-                    if lines > 1 and not hl:
+                a2 = W.a2[k]
+                wf = a2 >> 40                    # L1TEX data-stage wavefronts (ld/st; 0 for cp.async)
+                if wf:
+                    # the SM's L1TEX stage (shared by the sub-partitions): max(bank wavefronts, tag lookups)
+                    # per warp (microbench l1_scatter); no data returns before the stage has processed it
+                    c1 = (lines + hl) * self.cfg.l1_tag_cycles_per_line
+                    if c1 < wf:
+                        c1 = wf
+                    l1s = self.l1_stage
+                    s1 = l1s[W.sm]
+                    if s1 < tt:
+                        s1 = tt
+                    e1 = s1 + c1
+                    l1s[W.sm] = e1
+                    te = int(e1) + (e1 > int(e1))
+                    if sectors:
+                        self.global_sectors += sectors
+                        mem = self.mem
+                        # the misses leave for L2 once the stage has looked them up (te): their latency is
+                        # the stage delay plus the memory system's, whose FIFO servers are still fed at issue
+                        # time (engine order; a future reservation would block every other SM's requests)
+                        if mem is not None:
+                            done = mem.global_access(tt, W.sm, T.aux[i], sectors, W.a1[k], lines,
+                                                     a2 & 0xFFFFFFFFFF, m) + (te - tt)
+                        else:
+                            done = te + LAT[i]
+                    elif hl:
+                        done = te + self.cfg.l1_hit_latency
+                    else:
+                        done = tt + (LAT[i] if op == OP_LDG else 1)
+                else:
+                    if hl:
                         li = self.cfg.lsu_ii_per_line
                         for s, kk in spk:
-                            x = tt + (lines * kk * li) // m
+                            x = tt + ((lines + hl) * kk * li) // m
                             if x > s[p]:
                                 s[p] = x
-                    self.global_sectors += sectors
-                    mem = self.mem
-                    if mem is not None:
-                        done = mem.global_access(tt, W.sm, T.aux[i], sectors, W.a1[k], lines, W.a2[k])
+                    if sectors:
+                        if lines > 1 and not hl:
+                            li = self.cfg.lsu_ii_per_line
+                            for s, kk in spk:
+                                x = tt + (lines * kk * li) // m
+                                if x > s[p]:
+                                    s[p] = x
+                        self.global_sectors += sectors
+                        mem = self.mem
+                        if mem is not None:
+                            done = mem.global_access(tt, W.sm, T.aux[i], sectors, W.a1[k], lines, a2, m)
+                        else:
+                            done = tt + LAT[i]
+                    elif hl:
+                        done = tt + self.cfg.l1_hit_latency + hl * self.cfg.lsu_ii_per_line
                     else:
-                        done = tt + LAT[i]
-                elif hl:
-                    done = tt + self.cfg.l1_hit_latency + hl * self.cfg.lsu_ii_per_line
-                else:
-                    done = tt + (LAT[i] if op == OP_LDG else 1)
+                        done = tt + (LAT[i] if op == OP_LDG else 1)
                 if op == OP_LDG:
                     rs = RSN[i]
                     for d in DSTS[i]:
                         rr[d] = done
                         rk[d] = rs
                 elif op == OP_STG:
+                    # a store holds the warp at EXIT (drain) until its data has left the SM -- through the
+                    # L1TEX stage when modelled (te) -- not until L2 acknowledges it (cta_turnaround: 400 cycles
+                    # from the last clock of a CTA that stored 4 words to the next CTA's first clock)
+                    if wf:
+                        done = te + 1
                     if done > W.st_ack:
                         W.st_ack = done
                 else:
@@ -806,7 +879,9 @@ class SMCore:
                     if rel > tt + 1:  # accumulator queue full: the warp waits for the oldest op
                         W.hold_t = rel
                         W.hold_r = S.MATH_PIPE_THROTTLE
-                    if rfb:  # each warp's quarter of the accumulator traffic through its operand collector
+                    if rfb and tcf is None:
+                        # (legacy, no register-file bandwidth given) each warp's quarter of the accumulator
+                        # traffic through its own operand collector
                         q4 = 4 * self.rf_bpc
                         for s, kk in spk:
                             x = tt + int(rfb * kk / q4)
@@ -852,6 +927,8 @@ class SMCore:
             elif op == OP_MMA:
                 flops = W.a0[k]
                 self.mma_flops += flops
+                if self.mma_warp_gap:
+                    W.mma_next = tt + self.mma_warp_gap
                 tc = self.tc
                 if tc is not None:
                     # every warp of the bundle issues its MMA on its sub-partition's pipe

@@ -12,13 +12,20 @@
   time plus ``completion_latency_cycles`` (pipeline tail overlapping later ops) and no earlier than
   ``t + min_latency_cycles``. At most ``accumulator_queue_depth`` ops are in flight per SM (a further op
   waits for the oldest; ``last_release`` tells the SM core when the issuing warp may continue). Each op emits
-  accumulator-sized register traffic (64·N·4 B per warpgroup; ``wgmma_rf_traffic``) which the SM core charges
-  to the issuing sub-partition's operand collector at ``rf_traffic_bytes_per_cycle``.
+  accumulator-sized register traffic (64·N·4 B per warpgroup; ``wgmma_rf_traffic``). While the SM's tensor
+  cores serve wgmma (``busy_from[sm] <= t < free[sm]``) that traffic takes the share ``rf_share[sm]`` of each
+  sub-partition's register-file bandwidth (``register_file_bytes_per_cycle_per_subpartition``; a quarter of the
+  accumulator bytes per sub-partition over the op's service time: 128 B/cycle of 512 = 0.25 for FP16 at 4096
+  FLOP/cycle, any N), and the SM core stretches the pipe occupancy of the *other* instructions issued then by
+  1 / (1 - share) (paper III-C: softmax slows under background wgmma; H200 MUFU 1.33x, FFMA 1.26x).
 * ``tcgen05`` — Blackwell: same service model at the B200 rates, ``mma_issue_interval_cycles`` between issues,
   ``completion_tail_latency_cycles`` tail, accumulators in TMEM (no register traffic).
 * ``ideal_queue`` — what-if of paper V-G (FA-2-async): an unbounded queue between issue and the mma.sync pipe,
   so ``mma_sync`` never stalls issue (next issue = t + 1); the pipe itself still serialises MMAs.
   Based on the ``wgmma`` model (also selectable by ``tensor_core.ideal_issue_queue: true``).
+
+``warp_issue_gap`` (``tensor_core.mma_sync_warp_issue_gap_cycles``, 0 = none): the cycles one warp needs between
+its own mma.sync issues, whatever the pipe could accept (the SM core applies it per warp).
 
 ``mma_sync(t, sm, sp, shape_key, flops) -> (next_issue_cycle, result_cycle)``: next_issue_cycle is the earliest
 cycle this sub-partition may issue another MMA (for other instructions the issue slot is free at t + 1).
@@ -77,6 +84,9 @@ class TensorCoreUnit:
         table = param(tc, "mma_sync", {}) or {}
         d = param(tc, "mma_sync_default", None)
         self.default = (int(param(d, "issue_gap_cycles", 6)), int(param(d, "latency_cycles", 24)))
+        # one warp's own mma.sync issue interval (0: none): a single warp cannot reach the k8 shapes' 3-cycle
+        # pipe gap (H200 single-warp gap 4.375); the SM core spaces a warp's MMAs by it
+        self.warp_issue_gap = int(param(tc, "mma_sync_warp_issue_gap_cycles", 0))
         self.table = {k: (int(param(v, "issue_gap_cycles", 6)), int(param(v, "latency_cycles", 24)))
                       for k, v in sorted(table.items())}
         self.pipe = [0] * (self.n_sm * self.n_sp)
@@ -164,6 +174,12 @@ class WgmmaTensorCoreUnit(TensorCoreUnit):
         self.rates["fp64"] = self.rates["fp16"] / 16
         self._init_async(tc)
         self.free = [0.0] * self.n_sm
+        self.busy_from = [0.0] * self.n_sm   # start of the SM's current tensor service period (up to free[sm])
+        # share of each sub-partition's register-file bandwidth the accumulator traffic of the op in service takes
+        # (64·N·4 B per warpgroup over its service time, a quarter per sub-partition, vs the register file's
+        # ``register_file_bytes_per_cycle_per_subpartition``); the SM core slows other instructions by it
+        self.rf_share = [0.0] * self.n_sm
+        self.rf_sp_bpc = float(param(tc, "register_file_bytes_per_cycle_per_subpartition", 0) or 0)
         self.inflight = [[] for _ in range(self.n_sm)]
         self.last_release = 0
         self.last_rf_bytes = 0
@@ -205,9 +221,13 @@ class WgmmaTensorCoreUnit(TensorCoreUnit):
         f = self.free[sm]
         if f < start:
             f = start
+            self.busy_from[sm] = start
         svc = flops / self.rates.get(dtype_class(dtype), self.rates["fp16"])
         end = f + svc
         self.free[sm] = end
+        if self.rf_on and self.rf_sp_bpc > 0 and svc > 0:
+            u = 64 * int(n) * 4 / self.n_sp / svc / self.rf_sp_bpc
+            self.rf_share[sm] = u if u < 0.9 else 0.9
         if self.rec.enabled:  # the op's service interval on the SM's tensor cores
             self.rec.tensor_op(sm, "wgmma" if self.kind != "tcgen05" else "tcgen05",
                                wg_key if wg_key is not None else self.kind, f, end, flops)

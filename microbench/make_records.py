@@ -13,6 +13,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEST = os.path.join(ROOT, "workloads", "microbench")
 RESULTS = "microbench/results/h200_2026-12-02.json"
+L1_RESULTS = "microbench/results/h200_l1_2026-12-02.json"
+LAUNCH_RESULTS = "microbench/results/h200_launch_2026-12-02.json"
 
 
 def compile_ptx(nvcc, src):
@@ -161,35 +163,63 @@ def records():
                      [{"ptr": "out"}, {"ptr": "sink"}, {"u32": 16}, {"u32": op}], cluster=(2, 1, 1),
                      note="cluster of 2, 512 threads each move 4 x 16 B per iteration to/from the peer CTA",
                      hw={"bench": "dsm_bandwidth", "params": {"cluster": 2, "ctas": 2, "op": nm}, "stat": "bytes_per_cycle_per_sm_median"}))
+    # k_l1.cu l1_scatter (results in h200_l1_2026-12-02.json): 4 blocks are enough, the L1 is per SM
+    for kind, stride, adv, warps in (("hit", 16, 0, 8), ("hit", 64, 0, 8), ("hit", 256, 0, 8), ("hit", 6000, 0, 8),
+                                     ("hit", 6000, 0, 1), ("miss", 6000, 256, 8)):
+        iters = 8 if adv else 16
+        wstride = 32 * stride if adv else 0
+        bstride = wstride * warps + 32 * stride + 8192
+        blocks = 4
+        R.append(rec(f"l1_scatter_{kind}_s{stride}_w{warps}", "k_l1.cu", "l1_scatter", [blocks, 1, 1], [32 * warps, 1, 1],
+                     {"base": {"dtype": "uint8", "shape": [blocks * bstride + 256], "init": "zeros"},
+                      "out": OUT(2 * blocks * warps), "sink": {"dtype": "uint32", "shape": [4], "init": "zeros"}},
+                     [{"ptr": "base"}, {"ptr": "out"}, {"ptr": "sink"}, {"u32": stride}, {"u32": wstride},
+                      {"u32": bstride}, {"u32": adv}, {"u32": iters}],
+                     note=f"{warps} warps x {iters} iterations x 32 ld.global.b16 at lane*{stride} + 8j bytes "
+                          f"({kind}: {'fresh 256 B per lane each iteration' if adv else 'same lines every iteration'}); "
+                          "out[2g] = cycles of warp g",
+                     hw={"results": L1_RESULTS, "bench": "l1_scatter",
+                         "params": {"lane_stride": stride, "kind": kind, "warps_per_sm": warps},
+                         "stat": "sm_cycles_per_warp_load"}))
+    # k_launch.cu cta_turnaround (results in h200_launch_2026-12-02.json): 200 KiB dynamic shared memory -> one CTA
+    # per SM; 2 waves over 132 SMs
+    R.append(rec("cta_turnaround_t32", "k_launch.cu", "cta_turnaround", [264, 1, 1], [32, 1, 1], {"out": OUT(4 * 264)},
+                 [{"ptr": "out"}, {"u32": 500}], shared=200 * 1024,
+                 note="one CTA per SM, 2 waves, 500-cycle spin (the H200 gap does not depend on spin or threads); "
+                      "out[4b] = SM, out[4b+1] = first clock, out[4b+2] = last clock of CTA b",
+                 hw={"results": LAUNCH_RESULTS, "bench": "cta_turnaround", "params": {"threads": 32, "spin_cycles": 2000},
+                     "stat": "gap_median"}))
     return R
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nvcc", default="nvcc")
+    ap.add_argument("--only", default=None, help="write only the records whose name starts with this prefix")
     a = ap.parse_args()
     ptx = {}
-    for f in ("k_tma.cu", "k_mbar.cu", "k_mma.cu", "k_wgmma.cu", "k_mem.cu", "k_dsm.cu"):
+    for f in ("k_tma.cu", "k_mbar.cu", "k_mma.cu", "k_wgmma.cu", "k_mem.cu", "k_dsm.cu", "k_l1.cu", "k_launch.cu"):
         ptx[f] = compile_ptx(a.nvcc, os.path.join(HERE, "src", f))
     nv = subprocess.run([a.nvcc, "--version"], capture_output=True, text=True).stdout
     nv = (re.findall(r"release [\d.]+, V[\d.]+", nv) or ["nvcc"])[0]
-    if os.path.isdir(DEST):
+    todo = [r for r in records() if a.only is None or r["name"].startswith(a.only)]
+    if os.path.isdir(DEST) and a.only is None:
         for d in os.listdir(DEST):
             if os.path.isfile(os.path.join(DEST, d, "launch.json")):
                 shutil.rmtree(os.path.join(DEST, d))
     os.makedirs(DEST, exist_ok=True)
-    for r in records():
+    for r in todo:
         d = os.path.join(DEST, r["name"])
         os.makedirs(d, exist_ok=True)
         open(os.path.join(d, "kernel.ptx"), "w").write(extract_entry(ptx[r["src"]], r["entry"]))
         lj = {"format": "launch-record/1", "name": r["name"],
               "source": {"compiler": f"nvcc {nv}", "command": "nvcc -ptx -arch=sm_90a -O3", "kernel": f"microbench/src/{r['src']}:{r['entry']}",
                          "target": "sm_90a", "generator": "microbench/make_records.py", "what": r["note"],
-                         "hardware": dict(results=RESULTS, **(r["hw"] or {}))},
+                         "hardware": dict({"results": RESULTS, **(r["hw"] or {})})},
               "ptx": "kernel.ptx", "entry": r["entry"], "grid": r["grid"], "block": r["block"], "cluster": r["cluster"],
               "shared_bytes": r["shared"], "buffers": r["buffers"], "params": r["params"]}
         json.dump(lj, open(os.path.join(d, "launch.json"), "w"), indent=1)
-    print(f"wrote {len(records())} records under {os.path.relpath(DEST, ROOT)}")
+    print(f"wrote {len(todo)} records under {os.path.relpath(DEST, ROOT)}")
 
 
 if __name__ == "__main__":

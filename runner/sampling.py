@@ -1,34 +1,90 @@
-"""Sampled timing mode: a few SMs in full detail, the rest of the GPU accounted for statistically.
+"""Sampled timing mode: a mini-GPU of a few SMs in full detail runs a stratified sample of the CTAs; the rest of the
+GPU is accounted for statistically.
 
-``simulate(..., mode="sampled", sample=None | k | {"sms": k or [ids], "seed": s})`` replays only ``k`` SMs
+``simulate(..., mode="sampled", sample=None | k | [sm ids] | {"sms": k or [ids], "seed": s})`` replays ``k`` SMs
 (default :data:`DEFAULT_SMS`) through the same SM core and units as detailed mode:
 
-* **Which SMs**: ``k`` SMs evenly spaced over the SM index range, starting at SM 0 for seed 0 and at a
-  seed-chosen offset otherwise (``random.Random(seed)``), so both L2 partitions (near partition = ``sm * partitions // n_sms``) and every
-  CTA-count class of the round-robin placement are represented; deterministic for a seed.
-* **Which CTAs**: SM ``s`` runs CTAs ``s, s + n_sms, s + 2·n_sms, ...`` in launch order, ``ctas_per_sm`` at a
-  time — exactly the first wave of the full round-robin schedule (slot-major over SMs), and the later waves as
-  the dynamic schedule gives them when SMs progress evenly (the usual case for these kernels).
-* **The rest of the GPU**: the shared L2 partition and HBM servers get ``k / n_sms`` of their bandwidth, so
-  the sampled SMs see the contention of a fully loaded GPU (each SM keeps its own L1/LSU, crossbar port, TMA,
-  tensor and shared-memory units unscaled). Units without such servers (stand-ins) are left as they are.
-* **Result**: ``cycles`` = the last sampled SM's completion (the GPU finishes with its slowest SM); counters
-  (instructions, bytes, FLOP-based utilisation) are scaled by ``n_ctas / ctas_simulated``; ratios (stalls,
-  occupancy) come from the sampled SMs. ``metrics["sampling"]``: ``sms, seed, fraction, ctas_simulated,
-  ctas_total, scale, cycles_error_pct`` (error estimate: the spread of completion times among the sampled
-  SMs that carry the most CTAs — the unsampled SMs of that class may finish that much later or earlier —
-  plus one CTA launch latency, in % of cycles).
+* **Which SMs**: ``k`` SMs evenly spaced over the SM index range (seed-chosen offset, ``random.Random(seed)``),
+  so both L2 partitions (near partition = ``sm * partitions // n_sms``) are represented equally.
+* **Which CTAs** (stratified by launch position): the launch order ``0 .. n_ctas-1`` is cut into ``n_sub``
+  equal strata and one CTA is drawn at random (seeded) from each (the last stratum: always the last CTA, which
+  starts last on the full GPU), so the sample covers every wave, the tail and
+  every kind of CTA of a periodic grid (e.g. the causal-attention query blocks) without aliasing with the SM
+  stride. ``n_sub`` keeps the full GPU's wave structure on the mini-GPU: ``waves · k · ctas_per_sm`` for the full
+  waves plus ``k / n_sms`` of the CTAs of the last, partial wave (at least one). Clusters are sampled whole.
+* **Scheduling**: the mini-GPU schedules its CTAs exactly like the full GPU does (:class:`SubsetScheduler`): the
+  first ``k · ctas_per_sm`` slot-major over the sampled SMs, then each to whichever sampled SM retires a CTA, in
+  launch order — so load imbalance and the tail are resolved dynamically, as in detailed mode.
+* **The rest of the GPU**: the shared L2 partition and HBM servers get ``k / n_sms`` of their bandwidth, so the
+  sampled SMs see the contention of a fully loaded GPU (each SM keeps its own L1/LSU, crossbar port, TMA, tensor
+  and shared-memory units unscaled).
+* **Fallback**: when the sample would be most of the grid (``n_sub > n_ctas / 2``, ``k >= n_sms``) or cannot stand
+  for it (fewer than ``2 k`` CTAs, fewer CTAs than SMs — the end is then the slowest of *all* CTAs, e.g.
+  gemm_ptr_M512_N3000 with 96 CTAs on 132 SMs — or fewer than ``max(4, k / 2)`` CTAs in the sample), the run is
+  a detailed one; ``metrics["sampling"]`` says so (``mode: "detailed"``, ``fallback``).
+* **Result**: ``cycles`` = the last sampled SM's completion; counters (instructions, bytes, FLOP-based
+  utilisation) are scaled by ``n_ctas / n_sub``; ratios (stalls, occupancy) come from the sampled SMs.
+  ``metrics["sampling"]``: ``sms, seed, fraction, ctas_simulated, ctas_total, scale, cycles_error_pct`` and its
+  parts. Error estimate (1 sigma, % of cycles), two independent terms added in quadrature:
+  *tail*: the full GPU ends with the slowest of ``n_sms`` SMs, the sample with the slowest of ``k``: the spread
+  ``sigma`` of the end cycles of the sampled SMs that ran the most CTAs times the gap of the expected normal maxima
+  ``sqrt(2 ln n_sms) - sqrt(2 ln k)`` (the unsampled SMs may finish that much later), plus one CTA launch
+  latency when the last wave is partial; *work*: the relative spread of the sampled SMs' busy cycles per CTA,
+  over ``sqrt(k)``, with the finite-population factor ``sqrt(1 - n_sub / n_ctas)`` (how far the sample's mean CTA
+  cost may be from the grid's).
+* **Known limitation**: cross-SM coupling through L2 fill merging (components/tma.py and memory.py ``fills``: a load
+  of a box/line whose DRAM fill another CTA has in flight merges into it, no slice bandwidth) only happens among
+  sampled CTAs, so a mini-GPU merges less than the full GPU (gemm_tma_M2048, 16 SMs: 4.5 % of the TMA bytes vs
+  41 %) and sees more L2 traffic: +6..9 % cycles with 16 SMs, within 3 % with 33 (the default, a quarter of
+  the GPU). A statistical "virtual fill" for loads whose carrier CTA is not sampled was tried and was not robust
+  (-17 % .. +12 % depending on how the carrier's fill time is guessed).
 """
 from __future__ import annotations
 
+import math
 import random
 
 from warpgraph.core.errors import UserError
 
-__all__ = ["Sample", "DEFAULT_SMS", "make_sample"]
+__all__ = ["Sample", "SubsetScheduler", "DEFAULT_SMS", "make_sample"]
 
 #: SMs simulated in detail by default
-DEFAULT_SMS = 16
+DEFAULT_SMS = 33
+
+
+class SubsetScheduler:
+    """Dynamic CTA scheduler of the mini-GPU (the interface of components.cta_scheduler.CtaScheduler that the SM
+    core uses): ``ctas`` in launch order over ``sms``, ``ctas_per_sm`` at a time."""
+
+    def __init__(self, ctas, sms, ctas_per_sm: int):
+        self.ctas = list(ctas)
+        self.sms = list(sms)
+        self.ctas_per_sm = int(ctas_per_sm)
+        self.next = 0
+        self.resident = {s: 0 for s in self.sms}
+        self.count = {s: 0 for s in self.sms}          # CTAs each sampled SM ran
+
+    def _take(self, sm: int) -> int:
+        c = self.ctas[self.next]
+        self.next += 1
+        self.resident[sm] += 1
+        self.count[sm] += 1
+        return c
+
+    def initial(self) -> list[tuple[int, int]]:
+        out = []
+        for _slot in range(self.ctas_per_sm):
+            for sm in self.sms:
+                if self.next >= len(self.ctas):
+                    return out
+                out.append((self._take(sm), sm))
+        return out
+
+    def on_retire(self, sm: int) -> int | None:
+        self.resident[sm] -= 1
+        if self.next >= len(self.ctas):
+            return None
+        return self._take(sm)
 
 
 class Sample:
@@ -44,8 +100,14 @@ class Sample:
             self.k, self.ids = len(ids), ids
         self.seed = int(seed)
         self.sms: list[int] = []
+        self.ctas: list[int] = []
         self.n_sms = 0
+        self.n_ctas = 0
+        self.ctas_per_sm = 1
+        self.fallback: str | None = None
+        self.sched: SubsetScheduler | None = None
 
+    # -- the sample --------------------------------------------------------------------------------------
     def choose(self, n_sms: int) -> list[int]:
         if self.ids is not None:
             bad = [s for s in self.ids if not 0 <= s < n_sms]
@@ -54,23 +116,96 @@ class Sample:
             return list(self.ids)
         k = min(self.k, n_sms)
         stride = n_sms / k
-        # seed 0: start at SM 0 (it carries the first CTA and, with grouped tile orders, the heaviest class)
         off = random.Random(self.seed).randrange(max(1, int(stride))) if self.seed else 0
         return sorted({(off + int(i * stride)) % n_sms for i in range(k)})
 
-    def assign(self, n_ctas: int, n_sms: int, ctas_per_sm: int) -> dict[int, list[int]]:
-        self.n_sms = n_sms
+    @staticmethod
+    def sample_size(n_ctas: int, n_sms: int, k: int, ctas_per_sm: int, cluster: int = 1) -> int:
+        """CTAs of the mini-GPU: its full waves plus ``k / n_sms`` of the last partial wave (whole clusters)."""
+        cl = max(1, int(cluster))
+        units, slots_full, slots_sub = n_ctas // cl, max(1, n_sms * ctas_per_sm // cl), max(1, k * ctas_per_sm // cl)
+        waves, rem = divmod(units, slots_full)
+        n = waves * slots_sub + (max(1, int(math.floor(rem * k / n_sms + 0.5))) if rem else 0)
+        return min(units, n) * cl
+
+    def plan(self, n_ctas: int, n_sms: int, ctas_per_sm: int, cluster: int = 1) -> "Sample":
+        """Choose the SMs and the stratified CTA sample (or decide to fall back to a detailed run)."""
+        self.n_ctas, self.n_sms, self.ctas_per_sm = int(n_ctas), int(n_sms), max(1, int(ctas_per_sm))
         self.sms = self.choose(n_sms)
-        return {s: list(range(s, n_ctas, n_sms)) for s in self.sms if s < n_ctas}
+        k = len(self.sms)
+        cl = max(1, int(cluster))
+        n_sub = self.sample_size(n_ctas, n_sms, k, self.ctas_per_sm, cl)
+        self.fallback = None
+        if k >= n_sms:
+            self.fallback = f"the sample ({k} SMs) is the whole GPU ({n_sms} SMs)"
+        elif n_ctas < 2 * k:
+            self.fallback = f"small grid: {n_ctas} CTAs < 2 x {k} sampled SMs"
+        elif n_ctas < n_sms:
+            self.fallback = (f"small grid: {n_ctas} CTAs on {n_sms} SMs (less than one each); the end is the slowest "
+                             f"of all of them, which a sample cannot bound")
+        elif n_sub < max(4, k // 2):
+            self.fallback = f"small grid: the sample would have only {n_sub} of {n_ctas} CTAs"
+        elif 2 * n_sub > n_ctas:
+            self.fallback = f"the sample would be most of the grid ({n_sub} of {n_ctas} CTAs)"
+        if self.fallback:
+            self.ctas = list(range(n_ctas))
+            return self
+        rng = random.Random(f"warpgraph-sample-{self.seed}")
+        units = n_ctas // cl
+        m = n_sub // cl
+        picks = []
+        for i in range(m):
+            lo, hi = (i * units) // m, ((i + 1) * units) // m
+            picks.append(rng.randrange(lo, max(lo + 1, hi)))
+        # the tail: the last CTA of the launch order starts last on the full GPU (and with grids ordered by work,
+        # e.g. causal attention, is among the longest): the last stratum always contributes it
+        picks[-1] = units - 1
+        self.ctas = [u * cl + j for u in picks for j in range(cl)]
+        return self
+
+    def assign(self, n_ctas: int, n_sms: int, ctas_per_sm: int) -> dict[int, list[int]]:
+        """A nominal ``{sm: [cta, ...]}`` of the sample (round robin; the run itself schedules dynamically with
+        :meth:`scheduler`)."""
+        if not self.sms or self.n_ctas != n_ctas or self.n_sms != n_sms or self.ctas_per_sm != max(1, ctas_per_sm):
+            self.plan(n_ctas, n_sms, ctas_per_sm)
+        k = len(self.sms)
+        return {s: self.ctas[i::k] for i, s in enumerate(self.sms)}
+
+    def scheduler(self, default=None) -> SubsetScheduler:
+        self.sched = SubsetScheduler(self.ctas, self.sms, self.ctas_per_sm)
+        return self.sched
 
     def scale_units(self, mem, n_sms: int) -> None:
-        """Give the sampled SMs their share of the GPU-wide L2 / HBM bandwidth servers."""
+        """Give the sampled SMs their share of the GPU-wide L2 / HBM bandwidth servers: every request of the
+        sampled SMs brings the matching requests of the unsampled SMs (``n_sms / k - 1`` times its amount) as
+        background work (:class:`_SharedServer`)."""
         f = len(self.sms) / n_sms
         for attr in ("l2_srv", "hbm_srv"):
-            for srv in getattr(mem, attr, None) or ():
-                if hasattr(srv, "rate") and hasattr(srv, "inv"):
-                    srv.rate *= f
-                    srv.inv = 1.0 / srv.rate
+            srvs = getattr(mem, attr, None)
+            for i, srv in enumerate(srvs or ()):
+                if hasattr(srv, "rate") and hasattr(srv, "inv") and hasattr(srv, "free"):
+                    srvs[i] = _SharedServer.wrap(srv, f)
+
+    # -- the result --------------------------------------------------------------------------------------
+    def error_terms(self, core, cycles: int) -> dict:
+        k, N = len(self.sms), self.n_sms
+        cnt = self.sched.count if self.sched is not None else {}
+        top = max(cnt.values()) if cnt else 0
+        # SMs of the last wave (those that ran the most CTAs): the others idled through the tail
+        ends = [core.sm_end[s] for s in self.sms if core.sm_end[s] > 0 and (not cnt or cnt.get(s, 0) == top)]
+        cyc = max(1, int(cycles))
+        sig = _std(ends)
+        gap = max(0.0, math.sqrt(2 * math.log(N)) - math.sqrt(2 * math.log(max(k, 1)))) if N > 1 else 0.0
+        slots = N * self.ctas_per_sm
+        partial = self.n_ctas > slots and self.n_ctas % slots != 0
+        tail = sig * gap + (core.cfg.launch_latency if partial else 0)
+        per = [core.sm_active_cycles[s] * min(self.ctas_per_sm, max(1, cnt.get(s, 1))) / cnt[s]
+               for s in self.sms if cnt.get(s)]
+        mean = sum(per) / len(per) if per else 0.0
+        fpc = math.sqrt(max(0.0, 1.0 - len(self.ctas) / max(1, self.n_ctas)))
+        work = (_std(per) / mean / math.sqrt(len(per)) * fpc * cyc) if mean > 0 and len(per) > 1 else 0.0
+        return {"tail_pct": round(100.0 * tail / cyc, 3), "work_pct": round(100.0 * work / cyc, 3),
+                "cycles_error_pct": round(100.0 * math.hypot(tail, work) / cyc, 3)}
 
     def finish(self, out, n_ctas: int, n_ctas_run: int, n_sms: int) -> None:
         """Scale counters of a sampled run to the whole GPU and add ``metrics["sampling"]``."""
@@ -82,24 +217,77 @@ class Sample:
                 m[key] = int(round(m[key] * sf))
         if "tensor_utilization_pct" in m:
             m["tensor_utilization_pct"] = round(m["tensor_utilization_pct"] * sf, 3)
-        ends = {s: core.sm_end[s] for s in self.sms}
-        counts = {s: len(range(s, n_ctas, n_sms)) for s in self.sms}
-        top = max(counts.values()) if counts else 0
-        cls = [ends[s] for s in self.sms if counts[s] == top and ends[s] > 0]
-        cyc = m.get("cycles", 0) or 1
-        spread = (max(cls) - min(cls)) if len(cls) > 1 else 0
-        err = 100.0 * (spread + core.cfg.launch_latency * (1 if top > 1 else 0)) / cyc
+        err = self.error_terms(core, m.get("cycles", 0))
         m["sampling"] = {
             "mode": "sampled", "sms": list(self.sms), "seed": self.seed, "fraction": round(len(self.sms) / n_sms, 4),
             "ctas_simulated": n_ctas_run, "ctas_total": n_ctas, "scale": round(sf, 6),
-            "cycles_error_pct": round(err, 3), "sm_end_cycles": [ends[s] for s in self.sms],
+            "ctas_per_sm": self.ctas_per_sm, "strata": len(self.ctas),
+            **err, "sm_end_cycles": [core.sm_end[s] for s in self.sms],
+            "sm_ctas": [self.sched.count.get(s, 0) for s in self.sms] if self.sched is not None else None,
         }
         g = out.stats.group("sampling")
         g.set("sms", len(self.sms))
         g.set("seed", self.seed)
         g.set("ctas_simulated", n_ctas_run)
         g.set("scale", sf)
-        g.set("cycles_error_pct", err)
+        g.set("cycles_error_pct", err["cycles_error_pct"])
+
+    def fallback_info(self) -> dict:
+        """``metrics["sampling"]`` of a run that fell back to detailed mode."""
+        return {"mode": "detailed", "requested": "sampled", "fallback": self.fallback, "sms": None,
+                "requested_sms": len(self.sms), "seed": self.seed, "fraction": 1.0, "ctas_simulated": self.n_ctas,
+                "ctas_total": self.n_ctas, "scale": 1.0, "cycles_error_pct": 0.0}
+
+
+class _SharedServer:
+    """A GPU-wide bandwidth server (components.memory.FluidServer interface: ``reserve``, ``reserve_stream``,
+    ``rate``, ``inv``, ``free``, ``busy``, ``amount``, ``hist``) seen from ``k`` of ``n_sms`` SMs. A request of
+    ``b`` units stands for ``b / f`` units of the whole GPU (the same request of every SM, ``f = k / n_sms``):
+    the server is occupied for ``b / (f · rate)``, as a ``f · rate`` server would be (so throughput and queueing
+    delay match the full GPU), but the request itself is served at the full rate in the middle of its peers'
+    work (half of the background before it, half after) instead of last, as the full GPU's FIFO would place it
+    on average."""
+
+    __slots__ = ("rate", "inv", "free", "busy", "amount", "hist", "bg", "pre")
+
+    @classmethod
+    def wrap(cls, srv, f: float, position: float = 0.5):
+        s = cls()
+        s.rate, s.inv, s.free, s.busy, s.amount, s.hist = srv.rate, srv.inv, srv.free, srv.busy, srv.amount, srv.hist
+        s.bg = (1.0 / f - 1.0) if f > 0 else 0.0
+        s.pre = position
+        return s
+
+    def reserve(self, t: float, amount: float) -> float:
+        start = self.free if self.free > t else t
+        own = amount * self.inv
+        bg = own * self.bg
+        self.free = start + own + bg
+        self.busy += own + bg
+        self.amount += amount
+        b = int(start) // 1000
+        h = self.hist
+        if b >= len(h):
+            h.extend([0.0] * (b + 1 - len(h)))
+        h[b] += own + bg
+        return start + bg * self.pre + own
+
+    def reserve_stream(self, t0: float, t1: float, amount: float) -> float:
+        end = self.reserve(t0, amount)
+        tail = t1 + self.inv * (32 if amount >= 32 else amount)
+        if tail > end:
+            if tail > self.free:
+                self.free = tail
+            end = tail
+        return end
+
+
+def _std(xs) -> float:
+    n = len(xs)
+    if n < 2:
+        return 0.0
+    mu = sum(xs) / n
+    return math.sqrt(sum((x - mu) ** 2 for x in xs) / (n - 1))
 
 
 def make_sample(sample, seed: int = 0) -> Sample:

@@ -58,14 +58,16 @@ def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
     return ([f"{k}={v}" for k, v in arch.items()] or None), timing, sass
 
 
-def _l1_bytes_per_cta(record, program, spec) -> int:
-    """Per-CTA L1 capacity for the functional pass: the same occupancy (registers, shared memory, warps) the
-    timing replay uses, and the driver's shared-memory carveout (runner/timing.l1_bytes_per_cta)."""
+def _l1_bytes_per_cta(record, program, spec, registers=None, shared_bytes=None) -> int:
+    """Per-CTA L1 capacity for the functional pass: the same occupancy (registers, shared memory, warps; the
+    ``timing.registers`` / ``timing.shared_bytes`` knobs included) the timing replay uses, and the driver's
+    shared-memory carveout (runner/timing.l1_bytes_per_cta)."""
     import math
 
     from warpgraph.runner.timing import l1_bytes_per_cta, sm_occupancy
 
-    occ = sm_occupancy(spec, program, record, threads_per_cta=int(math.prod(record.block)))
+    occ = sm_occupancy(spec, program, record, threads_per_cta=int(math.prod(record.block)), registers=registers,
+                       shared_bytes=shared_bytes)
     return l1_bytes_per_cta(spec, occ)
 
 
@@ -75,6 +77,22 @@ def _run_functional(record, program, **kw):
     except ImportError:
         from warpgraph.workloads.functional.executor import run_functional
     return run_functional(record, program, **kw)
+
+
+def _plan_sample(sample, seed, record, program, spec, knobs):
+    """Sampled mode: the SMs and the stratified CTA sample (runner/sampling.py), from the same SM count and
+    occupancy the timing pass uses."""
+    import math
+
+    from warpgraph.runner.sampling import make_sample
+    from warpgraph.runner.timing import core_config, sm_occupancy
+
+    smp = make_sample(sample, seed)
+    cfg = core_config(spec, n_sms=knobs.get("n_sms"), policy=knobs.get("policy"))
+    occ = sm_occupancy(spec, program, record, threads_per_cta=int(math.prod(record.block)),
+                       registers=knobs.get("registers"), shared_bytes=knobs.get("shared_bytes"))
+    cluster = int((getattr(record, "cluster", None) or (1, 1, 1))[0])
+    return smp.plan(int(math.prod(record.grid)), cfg.n_sms, occ.ctas_per_sm, cluster)
 
 
 def _reads_clock(program) -> bool:
@@ -126,17 +144,19 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
 
     from warpgraph.runner.timing import run_timing
 
-    t_f = time.perf_counter()
-    l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
-    fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
-                           l2_capacity_bytes=l2cap, l1_capacity_bytes=_l1_bytes_per_cta(record, program, spec))
-    functional_s = time.perf_counter() - t_f
-    trace = fres.trace
     smp = None
     if mode == "sampled":
-        from warpgraph.runner.sampling import make_sample
-
-        smp = make_sample(sample, seed)
+        smp = _plan_sample(sample, seed, record, program, spec, knobs)
+        if smp.fallback:
+            smp_info = smp.fallback_info()
+            smp = None
+    t_f = time.perf_counter()
+    l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
+    l1cap = _l1_bytes_per_cta(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"))
+    fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
+                           l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+    functional_s = time.perf_counter() - t_f
+    trace = fres.trace
     if bundle is None:
         bundle = knobs.get("bundle", True)
     rec = _make_recorder(trace_path, trace_window, trace_sms, record_events, trace_max_events)
@@ -153,8 +173,10 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         n_prev = trace_dyn = int(getattr(fres, "dynamic_warp_instructions", 0) or 0)
         for _round in range(6):
             oracle = _clock_oracle(out.clock_issue)
+            placed = dict(getattr(out.core, "placed", {}) or {})
             fres2 = _run_functional(record, program, want_trace=True, compute_values=True, clock_oracle=oracle,
-                                    max_steps=max_steps)
+                                    max_steps=max_steps, sm_of_cta=(lambda c, _p=placed: _p.get(c, 0)),
+                                    l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
             n2 = int(getattr(fres2, "dynamic_warp_instructions", 0) or 0)
             if n2 == n_prev or fres2.trace is None:
                 break
@@ -178,6 +200,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     m["timing_warp_instructions_per_second"] = (m["warp_instructions"] / m["timing_wall_seconds"]
                                                 if m["timing_wall_seconds"] > 0 else 0.0)
     m.setdefault("roofline", _roofline(m, spec, record, program, trace))
+    if mode == "sampled" and smp is None:
+        m["sampling"] = smp_info      # fell back to a detailed run (runner/sampling.py says when)
     m.setdefault("sampling", {"mode": "detailed", "sms": None, "seed": None, "fraction": 1.0})
     events = None
     if rec is not None:

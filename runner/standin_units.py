@@ -55,8 +55,9 @@ class StandinMemory:
         self.c["requests"] += 1
         return int(ceil(done))
 
-    def global_access(self, t, sm, op, sectors, dram_sectors, lines, nbytes):
-        return self._go(t, sm, sectors * 32, dram_sectors * 32, op == "st")
+    def global_access(self, t, sm, op, sectors, dram_sectors, lines, nbytes, warps=1):
+        # a1 bits 32+ carry a cp.async line identity (components/memory.py in-flight fills): not used here
+        return self._go(t, sm, sectors * 32, (dram_sectors & 0xFFFFFFFF) * 32, op == "st")
 
     def bulk(self, t, sm, l2_bytes, dram_bytes, write):
         return self._go(t, sm, l2_bytes, dram_bytes, write)
@@ -149,6 +150,7 @@ class StandinTma:
         self.c = {"loads": 0, "stores": 0, "bytes": 0}
 
     def issue(self, t, sm, warp, nbytes, inb_bytes, dram_bytes, mbar_key, store):
+        inb_bytes &= 0xFFFFFFFF  # bits 32+: the box identity (components/tma.py in-flight fills), not used here
         fl = self.inflight.setdefault(sm, [])
         start = max(t + 1, self.free.get(sm, 0))
         fl[:] = [x for x in fl if x > start]

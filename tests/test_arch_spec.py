@@ -44,7 +44,7 @@ def test_h200_extends_h100_with_deep_merge():
     assert h200.l2.partitions == h100.l2.partitions == 2          # sibling keys survive the merge
     # h200 overrides some inherited values with its own microbenchmark measurements; untouched siblings survive
     assert h100.tma.admission_depth == 16 and h100.tma.issue_gap_cycles == 44
-    assert h200.tma.issue_gap_cycles == 46 and h200.tma.issue_latency_cycles == h100.tma.issue_latency_cycles
+    assert h200.tma.issue_gap_cycles == 46 and h200.tma.request_granularity_bytes == h100.tma.request_granularity_bytes
     assert h200.hbm.bandwidth_gb_per_s == 4800 and h200.hbm.channels == 94
     assert h100.mbarrier.try_wait_cycles == 42 and h200.mbarrier.try_wait_cycles == 40
     assert h200.mbarrier.arrive_cycles == h100.mbarrier.arrive_cycles

@@ -49,6 +49,11 @@ def test_bench_sampled_diff():
     (e,) = B.run_bench(["rmsnorm_rows4096_cols4096"], simulate_fn=fake_sim_sampled)
     assert e["sampled_cycle_diff_pct"] == pytest.approx(10.0)
     assert e["sampled_speedup"] == pytest.approx(2.0)
+    for mode in ("detailed", "sampled"):                 # process CPU time next to wall time (shared machines)
+        r = e[mode]
+        assert r["cpu_seconds"] >= 0.0
+        assert r["simulated_cycles_per_cpu_second"] == (pytest.approx(r["cycles"] / r["cpu_seconds"])
+                                                        if r["cpu_seconds"] > 0 else 0.0)
 
 
 def test_bench_subprocess_worker(tmp_path, monkeypatch):

@@ -236,7 +236,9 @@ def test_global_sector_payload_and_first_touch():
     prog = res.trace.program
     lds = [j for j, p in enumerate(ws.pc) if prog.instructions[p].kind.name == "LD_GLOBAL"]
     a, b = lds
-    assert ws.a0[a] == 32 and ws.a1[a] == 32 and ws.a2[a] == 128 and ws.a3[a] == 16   # 64-B stride
+    assert ws.a0[a] == 32 and ws.a1[a] == 32 and ws.a3[a] == 16                         # 64-B stride
+    # a2: bytes, and (bits 40+) the L1TEX data-stage wavefronts: lanes 64 B apart -> words in 2 banks -> 16-way
+    assert ws.a2[a] & ((1 << 40) - 1) == 128 and ws.a2[a] >> 40 == 16
     assert ws.a0[b] == 32 and ws.a1[b] == 0                                       # second touch: warm
 
 

@@ -70,7 +70,7 @@ def test_gemm_tma_trace_payloads():
         t = kinds == Kind.TMA_LOAD
         tma_bytes += ws.a0[t].sum()
         dram += ws.a2[t].sum()
-        inb += ws.a3[t].sum()
+        inb += (ws.a3[t] & 0xFFFFFFFF).sum()            # a3 bits 32+: the box key (L2 fill merging)
         wg_flops += ws.a0[kinds == Kind.WGMMA].sum()
         w = kinds == Kind.MBAR_WAIT
         waits += w.sum()

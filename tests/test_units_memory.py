@@ -107,3 +107,45 @@ def test_smem_bandwidth_128_bytes_per_cycle():
     for i in range(1000):
         last = sm.access(0, 3, 1, 128)
     assert abs(1000 * 128 / (last - s.shared_memory.latency_cycles + 1) - s.shared_memory.bytes_per_cycle) < 1e-9
+
+
+def test_cp_async_merges_into_outstanding_dram_fill():
+    """cp.async of the same lines (payload a1 high bits: memops._cp_async_key) from a second SM while the first
+    SM's DRAM fill is outstanding merges into it: one L2 pass, one DRAM read, not done before the fill."""
+    s = spec("h200")
+    mem = MemorySystem(s)
+    key = 12345 << 32
+    d0 = mem.global_access(0, 0, "cp_async", 16, key | 16, 4, 512)
+    d1 = mem.global_access(10, 7, "cp_async", 16, key, 4, 512)
+    assert mem.l2_read_bytes == 512 and mem.merged_bytes == 512 and mem.dram_read_bytes == 512
+    assert d1 >= d0
+    # other lines, or the same lines after the fill has completed, take their own L2 pass
+    mem.global_access(20, 8, "cp_async", 16, (999 << 32), 4, 512)
+    mem.global_access(d0 + 2000, 9, "cp_async", 16, key, 4, 512)
+    assert mem.l2_read_bytes == 3 * 512 and mem.merged_bytes == 512
+
+
+def test_requests_without_key_never_merge():
+    s = spec("h200")
+    mem = MemorySystem(s)
+    mem.global_access(0, 0, "cp_async", 16, 16, 4, 512)
+    mem.global_access(10, 7, "cp_async", 16, 0, 4, 512)
+    assert mem.l2_read_bytes == 1024 and mem.merged_bytes == 0
+
+
+def test_cp_async_line_key_identifies_lines():
+    """memops._cp_async_key: warps copying the same lines get the same key (whatever their lane order), other
+    lines another key, a warp with no active lane 0."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from warpgraph.workloads.functional.memops import GLOBAL_BASE, _cp_async_key
+
+    b = SimpleNamespace(W=3)
+    lanes = np.arange(64)
+    src = GLOBAL_BASE + 4096 + 16 * np.concatenate([np.arange(32), np.arange(32)[::-1]])
+    k = _cp_async_key(b, lanes, src)
+    assert k[0] == k[1] != 0 and k[2] == 0
+    k2 = _cp_async_key(b, lanes, src + 512)
+    assert k2[0] != k[0] and 0 < k[0] < 2**24

@@ -144,6 +144,8 @@ class TensorCoreBase(Section):
                                         description="used for dtype/shape keys missing from mma_sync")
     ideal_issue_queue: bool = Field(False, description="what-if (paper V-G, FA-2-async): an unbounded queue between "
                                     "instruction issue and the MMA pipe, so issue never waits for the tensor core")
+    mma_sync_warp_issue_gap_cycles: Cycles = Field(0, description="cycles one warp needs between its own mma.sync "
+                                                   "issues whatever the pipe accepts (0 = none)")
 
 
 class MmaSyncTensorCore(TensorCoreBase):
@@ -167,6 +169,9 @@ class WgmmaTensorCore(TensorCoreBase):
     accumulator_queue_depth: PosInt = Field(8, description="wgmma groups in flight per SM")
     register_file_read_bytes_per_cycle: PosInt = 1024
     rf_traffic_bytes_per_cycle: Cycles = Field(512, description="accumulator register traffic drain rate")
+    register_file_bytes_per_cycle_per_subpartition: Cycles = Field(
+        0, description="register-file bandwidth of a sub-partition; wgmma accumulator traffic takes its share of "
+        "it and slows the other instructions issued meanwhile (0 = no slowdown)")
 
 
 class Tcgen05TensorCore(TensorCoreBase):
@@ -232,6 +237,9 @@ class SharedMemorySpec(Section):
     latency_cycles: Cycles = 29
     bytes_per_cycle: PosInt = 128
     mio_queue_depth: PosInt = 16
+    conflict_latency_cycles_per_extra_way: float | None = Field(
+        None, ge=0, description="latency added per extra bank-conflict wavefront (default: one wavefront time; the "
+                                "pipe is still busy one wavefront time per way)")
 
 
 class L1Spec(Section):
@@ -242,6 +250,8 @@ class L1Spec(Section):
     sector_bytes: PosInt = 32
     bytes_per_cycle: PosInt = 128
     mshrs: PosInt = 256
+    tag_cycles_per_line: float = Field(0.0, ge=0, description="L1TEX stage cycles per 128-B line a warp access "
+                                       "looks up (the stage also takes one cycle per bank wavefront)")
 
     @model_validator(mode="after")
     def _check(self):

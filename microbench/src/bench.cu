@@ -16,6 +16,8 @@
 #include "k_wgmma.cu"
 #include "k_mem.cu"
 #include "k_dsm.cu"
+#include "k_l1.cu"
+#include "k_launch.cu"
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "CUDA error %s at %s:%d: %s\n", \
   cudaGetErrorName(e_), __FILE__, __LINE__, cudaGetErrorString(e_)); exit(2); } } while (0)
@@ -419,6 +421,70 @@ static void bench_dsm(int sms) {
   }
 }
 
+// ---------------- L1 with many lines per warp-load ----------------
+static void bench_l1(int sms) {
+  // hit: the same lines every iteration (warmed by the first); miss: fresh 256-B spans per lane every iteration
+  struct C { u32 lane_stride; u32 advance; const char* kind; };
+  const C cases[] = {{2, 0, "hit"}, {16, 0, "hit"}, {64, 0, "hit"}, {256, 0, "hit"}, {6000, 0, "hit"},
+                     {256, 8192, "miss"}, {6000, 256, "miss"}};
+  for (const C& c : cases) {
+    for (int warps : {1, 2, 4, 8, 16}) {
+      const u32 iters = c.advance ? 8 : 64;
+      // miss mode: lane_stride 256 -> the warp's 8 KiB span moves by `advance` each iteration; lane_stride 6000 ->
+      // each lane walks along its own 6000-B row (fresh 256 B per iteration). Fewer blocks keep the footprint in L2.
+      const u32 warp_stride = c.advance ? (c.lane_stride == 256 ? 8192u * iters : 32u * c.lane_stride) : 0u;
+      const size_t block_stride = (size_t)warp_stride * warps + 32u * c.lane_stride + 8192;
+      const int blocks = c.advance ? (c.lane_stride == 256 ? 32 : 16) : sms;
+      if ((size_t)blocks * block_stride + 256 > BIG) { g_errors.push_back("l1_scatter footprint"); continue; }
+      std::vector<double> per_load, sm_rate;
+      for (int rep = 0; rep < 3; ++rep) {
+        // warm L2 with the region (misses then come from L2, not DRAM)
+        l1_scatter<<<blocks, 32 * warps>>>(d_big, d_out, d_sink, c.lane_stride, warp_stride, (u32)block_stride, c.advance, iters); LAUNCHED();
+        l1_scatter<<<blocks, 32 * warps>>>(d_big, d_out, d_sink, c.lane_stride, warp_stride, (u32)block_stride, c.advance, iters); LAUNCHED();
+        auto h = fetch(2 * (size_t)blocks * warps);
+        std::vector<double> cyc;
+        for (int g = 0; g < blocks * warps; ++g) cyc.push_back((double)h[2 * g]);
+        double m = median(cyc), mx = *std::max_element(cyc.begin(), cyc.end());
+        per_load.push_back(m / (iters * 32.0));
+        sm_rate.push_back(mx / (iters * 32.0 * warps));   // SM cycles per warp-load (all warps of the SM)
+      }
+      u32 lines = c.lane_stride >= 128 ? 32u : (32u * c.lane_stride + 127) / 128;
+      record("l1_scatter", Obj().n("lane_stride", c.lane_stride).n("lines_per_warp_load", lines).t("kind", c.kind)
+                 .n("warps_per_sm", warps).n("iters", iters).n("advance", c.advance).n("blocks", blocks)
+                 .n("footprint_bytes", (double)blocks * block_stride),
+             Obj().n("cycles_per_warp_load", median(per_load)).n("sm_cycles_per_warp_load", median(sm_rate))
+                 .n("sm_cycles_per_line", median(sm_rate) / lines));
+    }
+  }
+}
+
+// ---------------- CTA turnaround (launch latency) ----------------
+static void bench_launch(int sms) {
+  const int smem = 200 * 1024;   // one CTA per SM
+  smem_attr(cta_turnaround, smem);
+  for (int threads : {32, 256, 1024}) {
+    for (u32 spin : {2000u, 20000u}) {
+      const int waves = 8, blocks = sms * waves;
+      std::vector<double> gaps;
+      for (int rep = 0; rep < 3; ++rep) {
+        cta_turnaround<<<blocks, threads, smem>>>(d_out, spin); LAUNCHED();
+        auto h = fetch(4 * (size_t)blocks);
+        std::vector<std::vector<std::pair<u64, u64>>> per(sms + 8);
+        for (int b = 0; b < blocks; ++b) per[h[4 * b] % (sms + 8)].push_back({h[4 * b + 1], h[4 * b + 2]});
+        for (auto& v : per) {
+          std::sort(v.begin(), v.end());
+          for (size_t i = 1; i < v.size(); ++i)
+            if (v[i].first >= v[i - 1].second) gaps.push_back((double)(v[i].first - v[i - 1].second));
+        }
+      }
+      std::vector<double> s = gaps; std::sort(s.begin(), s.end());
+      auto pct = [&](double p) { return s.empty() ? -1 : s[(size_t)(p * (s.size() - 1))]; };
+      record("cta_turnaround", Obj().n("threads", threads).n("spin_cycles", spin).n("ctas_per_sm", 1).n("waves", waves),
+             Obj().n("gap_median", median(gaps)).n("p10", pct(0.1)).n("p90", pct(0.9)).n("n", (double)gaps.size()));
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) { fprintf(stderr, "usage: bench OUT.json [quick]\n"); return 1; }
   g_quick = argc > 2;
@@ -432,7 +498,8 @@ int main(int argc, char** argv) {
   struct { const char* name; std::function<void()> f; } sections[] = {
     {"tma", bench_tma}, {"mbarrier", bench_mbar}, {"mma_sync", bench_mma}, {"wgmma", bench_wgmma},
     {"nontensor", bench_nontensor}, {"memory", bench_memory},
-    {"bandwidth", [&] { bench_bandwidth(p.multiProcessorCount); }}, {"dsm", [&] { bench_dsm(p.multiProcessorCount); }}};
+    {"bandwidth", [&] { bench_bandwidth(p.multiProcessorCount); }}, {"dsm", [&] { bench_dsm(p.multiProcessorCount); }},
+    {"l1", [&] { bench_l1(p.multiProcessorCount); }}, {"launch", [&] { bench_launch(p.multiProcessorCount); }}};
   for (auto& s : sections) {
     if (argc > 3 && !strstr(argv[3], s.name)) continue;
     fprintf(stderr, "== %s\n", s.name);

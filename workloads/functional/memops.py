@@ -145,14 +145,26 @@ def _l1_filter(b, l1m, ks, kw, pay, W):
     return ks[keep], kw[keep]
 
 
-def gmem_payload(b, idx, addrs, width, nbytes=None, write=False, l1=False):
+def gmem_payload(b, idx, addrs, width, nbytes=None, write=False, l1=False, wavefronts=False):
     """(W, 4): sectors, first-touched sectors, bytes, 128-B lines per warp. With ``l1`` (plain ld.global) the
     per-CTA L1 (l1model.py) filters lines first: sectors/lines count only L1 misses, and a3's high 32 bits
-    carry the warp's L1-hit lines."""
+    carry the warp's L1-hit lines. With ``wavefronts`` (ld/st through the L1TEX data stage) a2's bits 40+ carry
+    the warp's data-stage wavefronts: distinct 4-B words per bank of the 32-bank array, as for shared memory
+    (microbench l1_scatter: lane strides 16/64/256 B give 4/16/32 SM cycles per warp-load)."""
     W = b.W
     pay = np.zeros((W, 4), dtype=np.int64)
     if len(idx) == 0:
         return pay
+    if wavefronts:
+        pay = _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1)
+        pay[:, 2] += smem_wavefronts(b, idx, addrs - GLOBAL_BASE, width) << 40   # word offsets fit 32 bits
+        return pay
+    return _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1)
+
+
+def _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1):
+    W = b.W
+    pay = np.zeros((W, 4), dtype=np.int64)
     l1m = getattr(b.ex, "l1", None) if l1 else None
     if l1m is None and width <= 16 and _full_warps(idx):
         return _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write)
@@ -471,7 +483,7 @@ def _d_ld(b, inst):
             if w is not None:
                 w(idx, v[:, j])
         if trace:
-            b.pay = gmem_payload(b, idx, addrs, width, l1=l1_ok)
+            b.pay = gmem_payload(b, idx, addrs, width, l1=l1_ok, wavefronts=True)
     return h
 
 
@@ -518,7 +530,7 @@ def _generic(b, inst, idx, addrs, width, es, n, ws, rs):
             for j, r in enumerate(rs):
                 gv[(a2 - GLOBAL_BASE) // es + j] = r(i2)
         if b.ex.want_trace:
-            b.pay = gmem_payload(b, i2, a2, width, write=rs is not None)
+            b.pay = gmem_payload(b, i2, a2, width, write=rs is not None, wavefronts=True)
 
 
 def _local_access(b, inst, af, es, n, ws, rs):
@@ -588,7 +600,7 @@ def _d_st(b, inst):
         else:
             gvw.scatter(width, base, np.stack([r(idx) for r in rs], axis=1))
         if trace:
-            b.pay = gmem_payload(b, idx, addrs, width, write=True)
+            b.pay = gmem_payload(b, idx, addrs, width, write=True, wavefronts=True)
     return h
 
 
@@ -666,6 +678,18 @@ def _d_atom(b, inst):
 
 
 # ------------------------------------------------------------------------------------------------ cp.async
+def _cp_async_key(b, idx, src) -> np.ndarray:
+    """(W,) identity of each warp's cp.async source (a hash of its lowest 128-B line, 1 .. 2**24-1; 0 = no lanes),
+    carried in payload a1's high bits: the timing pass's L2 in-flight fill table (components/memory.py) needs
+    to know which requests from different SMs ask for the same lines (the trace has no addresses)."""
+    W = b.W
+    lo = np.full(W, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(lo, (idx >> 5).astype(np.int64), ((src - GLOBAL_BASE) >> 7).astype(np.int64))
+    has = lo != np.iinfo(np.int64).max
+    k = (lo.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
+    return np.where(has, k.astype(np.int64) | 1, 0)
+
+
 @decoder("cp.async")
 def _d_cp_async(b, inst):
     ops = inst.operands
@@ -715,6 +739,7 @@ def _d_cp_async(b, inst):
                 sdv.wide(size)[fl // size] = gdv.wide(size)[o // size]
                 if trace:
                     b.pay = gmem_payload(b, idx, src, size)
+                    b.pay[:, 1] += _cp_async_key(b, idx, src) << 32
                 return
         block = np.zeros((len(idx), size), dtype=np.uint8)
         if rd.any():
@@ -740,6 +765,7 @@ def _d_cp_async(b, inst):
             block[rd] = vals
             if trace:
                 b.pay = gmem_payload(b, i2, src, size, nbytes=n2.astype(np.float64))
+                b.pay[:, 1] += _cp_async_key(b, i2, src) << 32
         elif trace:
             b.pay = np.zeros((b.W, 4), dtype=np.int64)
         if size % 4 == 0 and not (fl % 4).any():
@@ -1328,7 +1354,7 @@ def _d_tma(b, inst):
                 wi = i2 >> 5
                 np.add.at(pay[:, 0], wi, nb)
                 np.add.at(pay[:, 2], wi, newb)
-                np.add.at(pay[:, 3], wi, inb)
+                np.add.at(pay[:, 3], wi, inb + (tma_ops.box_key(tms[sel], coords[sel]) << tma_ops.BOX_KEY_SHIFT))
                 if mba is not None:
                     pay[wi, 1] = _key(b, i2, mba[sel])
                 else:

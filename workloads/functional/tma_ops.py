@@ -42,7 +42,27 @@ __all__ = [
     "bulk_copy",
     "box_element_addresses",
     "nan_fill_bits",
+    "box_key",
+    "BOX_KEY_SHIFT",
 ]
+
+#: TMA_LOAD trace payload a3 = in-bounds bytes | box_key << BOX_KEY_SHIFT (the timing pass's L2 in-flight table
+#: needs to know which loads request the same box; the trace carries no addresses)
+BOX_KEY_SHIFT = 32
+_BOX_KEY_MASK = (1 << 30) - 1
+
+
+def box_key(tmap_ids, coords) -> np.ndarray:
+    """An identity (1 .. 2**30-1) of each box ``(tensor map, coordinates)``: equal boxes give equal keys, so the
+    timing pass can see that two CTAs request the same sectors (``components/tma.py``: in-flight fills).
+    ``tmap_ids`` (n,), ``coords`` (n, rank). A multiplicative hash; collisions only merge unrelated boxes'
+    timing, never data."""
+    k = np.asarray(tmap_ids, dtype=np.int64).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    c = np.asarray(coords, dtype=np.int64).reshape(len(k), -1)
+    for d in range(c.shape[1]):
+        k = (k ^ c[:, d].astype(np.uint64)) * np.uint64(0xBF58476D1CE4E5B9)
+        k ^= k >> np.uint64(29)
+    return (k & np.uint64(_BOX_KEY_MASK)).astype(np.int64) | 1
 
 #: swizzle span in bytes -> number of XORed chunk-index bits (CUTLASS Swizzle<B,4,3>)
 SWIZZLE_BITS = {0: 0, 32: 1, 64: 2, 128: 3}
