@@ -30,6 +30,8 @@ Model (paper III, hopper-blackwell-facts.md 2.2):
 """
 from __future__ import annotations
 
+import math
+
 from heapq import heappop, heappush
 
 from warpgraph.core.registry import register_component
@@ -126,6 +128,14 @@ class MemorySystem:
         self.channels = int(param(hbm, "channels", 80))
         self.l2_srv = [FluidServer(slice_bpc * self.slices_per_part) for _ in range(P)]
         self.hbm_srv = [FluidServer(self.hbm_bpc / P) for _ in range(P)]
+        # DRAM latency under load below saturation (microbench loaded_latency): + a * u / (1 - u), u = the
+        # partition's recent busy fraction (EWMA over hbm.utilization_window_cycles), capped at
+        # hbm.loaded_latency_max_util (beyond it the fluid server's own backlog is the queue)
+        self.hbm_qa = float(param(hbm, "loaded_latency_cycles", 0.0) or 0.0)
+        self.hbm_umax = float(param(hbm, "loaded_latency_max_util", 0.87) or 0.87)
+        self.hbm_tau = float(param(hbm, "utilization_window_cycles", 1000) or 1000)
+        self.hbm_u = [0.0] * P
+        self.hbm_ut = [0.0] * P
         self.l1_bpc = float(param(l1, "bytes_per_cycle", 128))
         self.xbar_bpc = float(param(fab, "xbar_bytes_per_cycle_per_sm", 64))
         self.mshrs = int(param(l1, "mshrs", 256))
@@ -238,8 +248,19 @@ class MemorySystem:
             if dram_bytes:
                 db = dram_bytes * frac
                 # DRAM writes cost hbm.write_cost_factor read-equivalents of channel time (bus turnaround)
-                e2 = self.hbm_srv[p].reserve(e - (b * self.l2_srv[p].inv),
-                                             db * self.hbm_wcost if write else db) + self.dram_lat
+                t_in = e - (b * self.l2_srv[p].inv)
+                hs = self.hbm_srv[p]
+                amt = db * self.hbm_wcost if write else db
+                e2 = hs.reserve(t_in, amt) + self.dram_lat
+                if self.hbm_qa:
+                    u = self.hbm_u[p]
+                    dt = t_in - self.hbm_ut[p]
+                    if dt > 0:
+                        u *= math.exp(-dt / self.hbm_tau)
+                        self.hbm_ut[p] = t_in
+                    uc = u if u < self.hbm_umax else self.hbm_umax
+                    e2 += self.hbm_qa * uc / (1.0 - uc)
+                    self.hbm_u[p] = u + amt * hs.inv / self.hbm_tau
                 if rec_on:
                     self._trace_note("hbm", write, e2 - self.dram_lat - db * self.hbm_srv[p].inv,
                                      e2 - self.dram_lat, db)

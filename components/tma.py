@@ -134,12 +134,12 @@ class TmaUnit:
                 if hasattr(mem, "merged_bytes"):
                     mem.merged_bytes += mb
                 rest = traffic - mb
-                g1 = g0 + (rest / self.rate_l2 if rest > 0 else 0.0) + mb / self.rate_dram
+                # the request stream runs at the L2-hit rate (a hit-on-miss holds its slot only until the fill,
+                # already under way, returns); merged sectors arrive no earlier than the fill completes
+                g1 = g0 + traffic / self.rate_l2
                 done = mem.bulk(g0, sm, rest, 0, False, g1) if rest > 0 else _ceil(g1)
-                # merged sectors arrive with the fill, shifted by this stream's later start
-                d2 = fill[1] + (g1 - fill[3]) if g1 > fill[3] else fill[1]
-                if d2 > done:
-                    done = _ceil(d2)
+                if fill[1] > done:
+                    done = _ceil(fill[1])
             else:
                 # Little's law per request kind: the DRAM-missing share of the box streams at the DRAM-latency rate
                 fd = min(1.0, dram_bytes / traffic) if traffic > 0 else 0.0

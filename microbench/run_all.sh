@@ -21,7 +21,7 @@ nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -lineinfo -o build/ben
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_event_reasons.active \
   --format=csv -lms 500 > "$RAW/smi_monitor.csv" 2>&1 &
 MON=$!
-for s in ${SECTIONS:-tma mbarrier mma_sync wgmma nontensor memory bandwidth dsm l1 launch}; do
+for s in ${SECTIONS:-tma mbarrier mma_sync wgmma nontensor memory bandwidth dsm l1 launch loaded}; do
   echo "== $s"
   timeout 150 ./build/bench "$RAW/part_$s.json" x "$s" > "$RAW/log_$s.txt" 2>&1
   echo "rc=$?" >> "$RAW/log_$s.txt"

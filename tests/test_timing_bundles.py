@@ -39,7 +39,8 @@ def test_bundled_cycles_match_per_warp(small):
     assert b["dram_read_bytes"] == w["dram_read_bytes"]
     # L2 bytes depend on timing: a read that meets another SM's outstanding DRAM fill of the same data merges
     # into it (components/memory.py, tma.py), and bundling moves issue times by a few cycles
-    assert b["l2_bytes"] == pytest.approx(w["l2_bytes"], rel=tol)
+    # (on these small runs one 32-KiB TMA box pair merging or not is several per cent)
+    assert abs(b["l2_bytes"] - w["l2_bytes"]) <= max(tol * w["l2_bytes"], 65536)
 
 
 def test_bundled_is_deterministic(small):

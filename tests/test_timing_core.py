@@ -6,7 +6,8 @@ from warpgraph.runner.synthetic import I, Kind, Unit, kernel, trace
 from warpgraph.runner.timing import run_timing
 from warpgraph.topologies import load_arch
 
-SPEC = load_arch("h200")
+# the core's pipeline, not the per-launch cost Nsight counts (cta_scheduler.kernel_launch_latency_cycles)
+SPEC = load_arch("h200", overrides={"cta_scheduler.kernel_launch_latency_cycles": 0})
 START = 4  # warp_start_latency (no_instruction) before a warp's first issue
 
 

@@ -68,7 +68,9 @@ def test_hbm_bandwidth_global_loads():
         if left[sm]:
             heappush(q, (t + 2, sm))
     expect = s.hbm.bandwidth_gb_per_s * 1e3 / s.clocks.sm_mhz * s.hbm.efficiency
-    bw = mem.dram_read_bytes / (last - mem.dram_rt)
+    # the last request's latency: the unloaded DRAM round trip plus the loaded-latency term at its cap
+    u = mem.hbm_umax
+    bw = mem.dram_read_bytes / (last - mem.dram_rt - mem.hbm_qa * u / (1 - u))
     assert abs(bw - expect) / expect < 0.03
 
 

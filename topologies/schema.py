@@ -295,6 +295,11 @@ class HbmSpec(Section):
     efficiency: float = Field(0.9, gt=0, le=1, description="sustainable fraction of peak bandwidth")
     write_cost_factor: float = Field(1.0, ge=1, description="channel time of a written byte in read-byte units "
                                      "(bus turnaround; 1 = writes as cheap as reads)")
+    loaded_latency_cycles: float = Field(0.0, ge=0, description="DRAM latency under load: + this x u/(1-u) cycles, "
+                                         "u = recent busy fraction of the partition's HBM (0 = off)")
+    loaded_latency_max_util: float = Field(0.87, gt=0, lt=1, description="cap on u in the loaded-latency term "
+                                           "(beyond it the bandwidth server's backlog is the queue)")
+    utilization_window_cycles: PosFloat = Field(1000.0, description="EWMA window of the HBM busy fraction")
 
 
 class FabricSpec(Section):

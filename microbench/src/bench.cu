@@ -18,6 +18,7 @@
 #include "k_dsm.cu"
 #include "k_l1.cu"
 #include "k_launch.cu"
+#include "k_loaded.cu"
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "CUDA error %s at %s:%d: %s\n", \
   cudaGetErrorName(e_), __FILE__, __LINE__, cudaGetErrorString(e_)); exit(2); } } while (0)
@@ -485,6 +486,35 @@ static void bench_launch(int sms) {
   }
 }
 
+// ---------------- DRAM latency under load ----------------
+static void bench_loaded(int sms) {
+  // chain: random cyclic permutation over 256 MiB of 128-B lines (in d_big); background: the other 512 MiB of d_big
+  const size_t chain_bytes = 256ull << 20, lines = chain_bytes / 128;
+  auto h = perm_chain(lines, 32, 4321);
+  u32* chain = (u32*)d_big;
+  CK(cudaMemcpy(chain, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+  const uint4* bg = (const uint4*)(d_big + (512ull << 20));
+  const unsigned long long bg_n = (512ull << 20) / 16;
+  u32* flag = d_sink + 1024;
+  u32 st = 0;
+  for (int blocks : {0, 33, 66, 132, 264, 528, 1056}) {
+    std::vector<double> lat, gbs;
+    for (int rep = 0; rep < 3; ++rep) {
+      for (int k = 0; k < 3000; ++k) st = h[st];          // fresh part of the chain each run
+      flush_l2();
+      CK(cudaMemset(flag, 0, 4));
+      std::vector<u64> init = {0, 0, 0, ~0ull, 0, 0, 0, 0};
+      CK(cudaMemcpy(d_out, init.data(), init.size() * 8, cudaMemcpyHostToDevice));
+      loaded_latency<<<1 + blocks, 256>>>(chain, st, 1500, bg, bg_n, d_out, flag); LAUNCHED();
+      auto o = fetch(8);
+      lat.push_back((double)o[0] / o[1]);
+      if (blocks) gbs.push_back((double)o[2] / (double)(o[4] - o[3]));   // bytes per ns = GB/s
+    }
+    record("loaded_latency", Obj().n("bg_blocks", blocks).n("bg_threads", 256).n("chain_region_bytes", (double)chain_bytes),
+           Obj().n("latency_cycles", median(lat)).n("bg_gb_per_s", gbs.empty() ? 0.0 : median(gbs)));
+  }
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) { fprintf(stderr, "usage: bench OUT.json [quick]\n"); return 1; }
   g_quick = argc > 2;
@@ -499,7 +529,8 @@ int main(int argc, char** argv) {
     {"tma", bench_tma}, {"mbarrier", bench_mbar}, {"mma_sync", bench_mma}, {"wgmma", bench_wgmma},
     {"nontensor", bench_nontensor}, {"memory", bench_memory},
     {"bandwidth", [&] { bench_bandwidth(p.multiProcessorCount); }}, {"dsm", [&] { bench_dsm(p.multiProcessorCount); }},
-    {"l1", [&] { bench_l1(p.multiProcessorCount); }}, {"launch", [&] { bench_launch(p.multiProcessorCount); }}};
+    {"l1", [&] { bench_l1(p.multiProcessorCount); }}, {"launch", [&] { bench_launch(p.multiProcessorCount); }},
+    {"loaded", [&] { bench_loaded(p.multiProcessorCount); }}};
   for (auto& s : sections) {
     if (argc > 3 && !strstr(argv[3], s.name)) continue;
     fprintf(stderr, "== %s\n", s.name);
