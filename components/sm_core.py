@@ -108,6 +108,7 @@ class CoreConfig:
         self.warp_start_latency = 4     # first instruction fetch of a new warp (no_instruction)
         self.launch_latency = 200       # CTA launch after a retire (cycles)
         self.initial_launch_latency = 0
+        self.dispatch_interval = 0      # an SM starts its CTAs at least this far apart (cta_scheduler.dispatch_cycles_per_cta)
         self.poll_latency = 42          # mbarrier poll result latency when the unit gives none (paper Tab. II)
         self.fence_latency = 8
         self.clock_latency = 2
@@ -197,6 +198,7 @@ class SMCore:
         self.cta_live = {}
         self.cta_end = {}
         self.cta_sm = {}
+        self.disp_free = [0] * cfg.n_sms    # per-SM CTA dispatcher: free from this cycle
         self.placed = {}                  # cta -> SM it ran on (kept after retire: %smid of the clock-oracle rerun)
         self.cta_warps = {}
         self.bars: dict[int, dict] = {}
@@ -255,6 +257,13 @@ class SMCore:
 
     def _launch_cta(self, cta: int, sm: int, t: int) -> None:
         cfg = self.cfg
+        di = cfg.dispatch_interval
+        if di:
+            # the SM's CTA dispatcher takes one CTA at a time (ncu empty kernels: ~140 cycles per CTA per SM)
+            f = self.disp_free[sm]
+            if t < f:
+                t = f
+            self.disp_free[sm] = t + di
         nsp = cfg.subpartitions
         nregs = self.T.nregs
         wpc = self.wpc

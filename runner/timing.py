@@ -148,6 +148,7 @@ def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> Co
         branch_latency=int(sget(spec, "latencies.branch.latency_cycles", 4)) // 2,
         launch_latency=int(sget(spec, "cta_scheduler.launch_latency_cycles", 100)),
         initial_launch_latency=int(sget(spec, "cta_scheduler.kernel_launch_latency_cycles", 0)),
+        dispatch_interval=int(sget(spec, "cta_scheduler.dispatch_cycles_per_cta", 0)),
         poll_latency=int(sget(spec, "mbarrier.try_wait_cycles", 42)),
         l1_hit_latency=int(sget(spec, "l1.hit_latency_cycles", 33)),
         l1_tag_cycles_per_line=float(sget(spec, "l1.tag_cycles_per_line", 0.0)),

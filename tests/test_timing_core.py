@@ -7,7 +7,8 @@ from warpgraph.runner.timing import run_timing
 from warpgraph.topologies import load_arch
 
 # the core's pipeline, not the per-launch cost Nsight counts (cta_scheduler.kernel_launch_latency_cycles)
-SPEC = load_arch("h200", overrides={"cta_scheduler.kernel_launch_latency_cycles": 0})
+SPEC = load_arch("h200", overrides={"cta_scheduler.kernel_launch_latency_cycles": 0,
+                                    "cta_scheduler.dispatch_cycles_per_cta": 0})
 START = 4  # warp_start_latency (no_instruction) before a warp's first issue
 
 
@@ -181,3 +182,16 @@ def test_mbarrier_wait_until_tma_completes():
     r = out.metrics["stall_ratios_per_issue"]
     assert r["long_scoreboard"] * out.metrics["warp_instructions"] > 900
     assert out.metrics["dram_read_bytes"] == 32768
+
+
+def test_sm_dispatches_its_ctas_one_at_a_time():
+    # cta_scheduler.dispatch_cycles_per_cta (ncu empty kernels: ~140 cycles per CTA per SM): two CTAs that fit on
+    # one SM together start that far apart, so the one-wave run is longer by about the interval
+    prog = kernel([fadd(0, (0,)) for _ in range(200)] + [ret()])
+    kw = dict(n_sms=1, shared_bytes=100 * 1024)
+    spec = load_arch("h200", overrides={"cta_scheduler.kernel_launch_latency_cycles": 0})
+    d = spec.cta_scheduler.dispatch_cycles_per_cta
+    assert d > 0
+    base = run(trace(prog, 2, 4), **kw).metrics["cycles"]
+    stag = run_timing(trace(prog, 2, 4), spec, n_sms=1, shared_bytes=100 * 1024).metrics["cycles"]
+    assert abs((stag - base) - d) <= 0.2 * d, (stag, base, d)

@@ -121,6 +121,8 @@ class RoundRobinCtaScheduler(_CtaSchedulerBase):
     launch_latency_cycles: Cycles = Field(100, description="CTA dispatch to first instruction")
     ctas_per_cycle: PosInt = Field(1, description="CTAs the dispatcher places per cycle (GPU-wide)")
     kernel_launch_latency_cycles: Cycles = Field(0, description="fixed cost before the first CTA")
+    dispatch_cycles_per_cta: Cycles = Field(0, description="an SM takes its CTAs one at a time, this many cycles "
+                                            "apart (the first wave's CTAs of an SM start staggered)")
 
 
 class MmaTiming(Section):
