@@ -44,10 +44,13 @@ SASS_TABLE: dict[str, tuple[int, str]] = {
     # --- division: no hardware divider ------------------------------------------------------------------
     "div.int": (20, "integer div.s32 / div.u32: I2F.RP + MUFU.RCP + F2I + ~15 IMAD.HI/IADD3/ISETP fix-up ops"),
     "rem.int": (22, "rem.s32 / rem.u32: the division sequence plus IMAD for the remainder"),
-    "div.approx": (2, "div.approx/full.f32: MUFU.RCP + FMUL"),
+    "div.approx": (2, "div.approx.f32: MUFU.RCP + FMUL"),
+    "div.full": (5, "div.full.f32: FSETP.GT (|d| > 2^126) + @P FMUL d*0.25 + FSEL scale + MUFU.RCP + FMUL by the scale "
+                    "(cuobjdump -sass of swiglu/rmsnorm, microbench/dump_sass.sh; numerator 1.0 folded)"),
     "div.rn": (8, "div.rn.f32 IEEE: MUFU.RCP + 2 FFMA Newton steps + FCHK + branch to a rarely-taken slow path"),
     # --- SFU (MUFU) ------------------------------------------------------------------------------------
-    "ex2": (2, "ex2.approx.f32 (non-ftz): FMUL scaling for denormals + MUFU.EX2 (FTZ variant 1)"),
+    "ex2": (4, "ex2.approx.f32 (non-ftz): FSETP.GEU x >= -126 + @!P FMUL x*0.5 + MUFU.EX2 + @!P FMUL r*r "
+               "(cuobjdump -sass of swiglu, microbench/dump_sass.sh; the ftz variant is 1 MUFU)"),
     "lg2": (2, "FSETP/FMUL denormal scaling + MUFU.LG2"), "rcp": (2, "MUFU.RCP + FFMA (approx.ftz: 1)"),
     "sqrt": (2, "MUFU.SQRT / MUFU.RSQ + FMUL"), "rsqrt": (1, "MUFU.RSQ"),
     "sin": (2, "FMUL (range scale) + MUFU.SIN"), "cos": (2, "FMUL (range scale) + MUFU.COS"),
@@ -103,6 +106,8 @@ def sass_per_ptx(opcode: str, mods: tuple[str, ...] = (), text: str = "") -> tup
         if ms & _FLOAT_TYPES:
             if "rn" in ms or "rz" in ms or "rm" in ms or "rp" in ms:
                 return SASS_TABLE["div.rn"][0], "div.rn"
+            if "full" in ms:
+                return SASS_TABLE["div.full"][0], "div.full"
             return SASS_TABLE["div.approx"][0], "div.approx"
         base = SASS_TABLE[f"{opcode}.int"][0]
         return (base * 2 if ms & WIDE_MODS else base), f"{opcode}.int" + ("(64-bit x2)" if ms & WIDE_MODS else "")

@@ -129,6 +129,10 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None) -> StaticTa
             lat = 8
         if cost == 0 and op == C.OP_ALU:
             op = C.OP_FREE
+        if pipe == P_SFU and cost > 1:
+            # a multi-SASS expansion of an SFU op (non-ftz ex2, div.full, ...) holds ONE MUFU; its other SASS are
+            # FP32 ops: the SFU pipe is busy one interval per PTX instruction, not cost x interval
+            ii = -(-ii // cost)
         deps = tuple(dict.fromkeys(srcs + dsts))  # RAW + WAW, order kept, deduplicated
         T.op[i], T.cost[i], T.pipe[i], T.ii[i], T.lat[i] = op, cost, pipe, max(1, ii), max(0, lat)
         T.deps[i], T.dsts[i], T.rsn[i], T.aux[i] = deps, dsts, rsn, aux
