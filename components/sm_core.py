@@ -762,14 +762,10 @@ class SMCore:
                     else:
                         done = tt + (LAT[i] if op == OP_LDG else 1)
                 else:
-                    if hl:
-                        li = self.cfg.lsu_ii_per_line
-                        for s, kk in spk:
-                            x = tt + ((lines + hl) * kk * li) // m
-                            if x > s[p]:
-                                s[p] = x
+                    # cp.async and atomics (no L1TEX stage payload, hence no L1 hits): the sub-partition's LSU
+                    # takes one cycle per line
                     if sectors:
-                        if lines > 1 and not hl:
+                        if lines > 1:
                             li = self.cfg.lsu_ii_per_line
                             for s, kk in spk:
                                 x = tt + (lines * kk * li) // m
@@ -781,8 +777,6 @@ class SMCore:
                             done = mem.global_access(tt, W.sm, T.aux[i], sectors, W.a1[k], lines, a2, m)
                         else:
                             done = tt + LAT[i]
-                    elif hl:
-                        done = tt + self.cfg.l1_hit_latency + hl * self.cfg.lsu_ii_per_line
                     else:
                         done = tt + (LAT[i] if op == OP_LDG else 1)
                 if op == OP_LDG:

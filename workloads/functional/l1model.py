@@ -22,9 +22,8 @@ _LINE_MASK = (1 << 40) - 1
 
 
 class L1PerCta:
-    def __init__(self, n_units: int, n_ctas: int, capacity_bytes: int, unit_bytes: int = 32):
+    def __init__(self, n_ctas: int, capacity_bytes: int, unit_bytes: int = 32):
         self.cap = max(1, int(capacity_bytes) // unit_bytes)
-        self.n_units = int(n_units)
         self.keys = np.zeros(0, dtype=np.int64)
         self.stamps = np.zeros(0, dtype=np.int64)
         self.clock = np.zeros(int(n_ctas), dtype=np.int64)

@@ -151,15 +151,12 @@ def gmem_payload(b, idx, addrs, width, nbytes=None, write=False, l1=False, wavef
     carry the warp's L1-hit lines. With ``wavefronts`` (ld/st through the L1TEX data stage) a2's bits 40+ carry
     the warp's data-stage wavefronts: distinct 4-B words per bank of the 32-bank array, as for shared memory
     (microbench l1_scatter: lane strides 16/64/256 B give 4/16/32 SM cycles per warp-load)."""
-    W = b.W
-    pay = np.zeros((W, 4), dtype=np.int64)
     if len(idx) == 0:
-        return pay
+        return np.zeros((b.W, 4), dtype=np.int64)
+    pay = _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1)
     if wavefronts:
-        pay = _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1)
         pay[:, 2] += smem_wavefronts(b, idx, addrs - GLOBAL_BASE, width) << 40   # word offsets fit 32 bits
-        return pay
-    return _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1)
+    return pay
 
 
 def _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1):

@@ -76,7 +76,7 @@ class _Exec:
         # L2 residency (LRU, write-back) decides which sectors miss to DRAM and which dirty ones are written back
         self.touched = L2Residency(mem.size // 32 + 1, l2_capacity_bytes) if want_trace else None
         n_ctas_total = int(np.prod(self.grid))
-        self.l1 = (L1PerCta(mem.size // 32 + 1, n_ctas_total, l1_capacity_bytes)
+        self.l1 = (L1PerCta(n_ctas_total, l1_capacity_bytes)
                    if want_trace and l1_capacity_bytes else None)
         self.stamp = np.zeros(mem.size // 32 + 1, dtype=np.int32) if want_trace else None
         self.written = self.touched.dirty_view if want_trace else None
