@@ -85,6 +85,10 @@ class FluidServer:
         h[b] += d  # a reservation is charged to the bucket it starts in (durations are << 1k cycles)
         return end
 
+    def peek(self, t: float, amount: float) -> float:
+        """What :meth:`reserve` would return now, without reserving."""
+        return (self.free if self.free > t else t) + amount * self.inv
+
     def reserve_stream(self, t0: float, t1: float, amount: float) -> float:
         """``amount`` units arriving uniformly over [t0, t1]: done no earlier than the last arrival is served."""
         end = self.reserve(t0, amount)
@@ -410,6 +414,35 @@ class MemorySystem:
             for k in [k for k, f in fills.items() if f[1] < t - 4096]:
                 del fills[k]
         fills[key] = (done - self.l2_rt, done, dram_bytes)
+
+    def fill_estimate(self, t: float, nbytes: float, dram_bytes: float, lines: int, t_end=None,
+                      lat_all: int | None = None) -> float:
+        """When a read of ``nbytes`` (``dram_bytes`` of them missing to DRAM) requested at ``t`` (streamed until
+        ``t_end``) would be back, from the current L2 / HBM backlogs, reserving nothing: the fills of requests
+        that are accounted for but not simulated (sampled mode's unsampled CTAs, runner/ghost_fills.py)."""
+        P = self.parts
+        lat = lat_all if lat_all is not None else (self.far_lat if lines >= P > 1 else self.l2_rt)
+        done = 0.0
+        for p in range(P):
+            b = nbytes / P
+            srv = self.l2_srv[p]
+            e = srv.peek(t, b)
+            if t_end is not None:
+                tail = t_end + srv.inv * (SECTOR if b >= SECTOR else b)
+                if tail > e:
+                    e = tail
+            if dram_bytes:
+                db = dram_bytes / P
+                e2 = self.hbm_srv[p].peek(e - b * srv.inv, db) + self.dram_lat
+                if self.hbm_qa:
+                    u = self.hbm_u[p] * math.exp(-max(0.0, t - self.hbm_ut[p]) / self.hbm_tau)
+                    u = u if u < self.hbm_umax else self.hbm_umax
+                    e2 += self.hbm_qa * u / (1.0 - u)
+                if e2 > e:
+                    e = e2
+            if e + lat > done:
+                done = e + lat
+        return done
 
     def _xbar(self, sm: int, t: float, arrive: float, nbytes: int) -> float:
         """Reserve ``nbytes`` of SM ``sm``'s crossbar response port for data arriving from L2 at ``arrive``

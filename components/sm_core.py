@@ -236,6 +236,9 @@ class SMCore:
         self.rec = NULL_RECORDER
         self.rec_on = False
         self._mwait: dict[int, tuple[int, int]] = {}     # bundle -> (mbarrier key, wait start) while parked
+        # ``ghost(W, k, t, late)``: called before and after a cp.async / TMA load issues (sampled mode's fills of the CTAs a
+        # sampled CTA stands for: runner/ghost_fills.py); None in detailed mode
+        self.ghost = None
 
     def set_recorder(self, rec) -> None:
         """Record events into ``rec`` (core/tracing.py). Bundles are recorded on one track each, keyed by their
@@ -773,10 +776,15 @@ class SMCore:
                                     s[p] = x
                         self.global_sectors += sectors
                         mem = self.mem
+                        gh = self.ghost if op == OP_CP_ASYNC else None
+                        if gh is not None:
+                            gh(W, k, tt, False)
                         if mem is not None:
                             done = mem.global_access(tt, W.sm, T.aux[i], sectors, W.a1[k], lines, a2, m)
                         else:
                             done = tt + LAT[i]
+                        if gh is not None:
+                            gh(W, k, tt, True)
                     else:
                         done = tt + (LAT[i] if op == OP_LDG else 1)
                 if op == OP_LDG:
@@ -867,11 +875,16 @@ class SMCore:
                 if W.act[k]:
                     nbytes = W.a0[k]
                     store = op == OP_TMA_ST
+                    gh = None if store else self.ghost
+                    if gh is not None:
+                        gh(W, k, tt, False)
                     if self.tma is not None:
                         nxt = self.tma.issue(tt, W.sm, W.g, nbytes, W.a3[k], 0 if store else W.a2[k], W.a1[k],
                                              store)
                     else:
                         nxt = tt + LAT[i]
+                    if gh is not None:
+                        gh(W, k, tt, True)
                     W.tma_next = nxt
             elif op == OP_WGMMA:
                 flops = W.a0[k]

@@ -32,12 +32,14 @@ GPU is accounted for statistically.
   latency when the last wave is partial; *work*: the relative spread of the sampled SMs' busy cycles per CTA,
   over ``sqrt(k)``, with the finite-population factor ``sqrt(1 - n_sub / n_ctas)`` (how far the sample's mean CTA
   cost may be from the grid's).
-* **Known limitation**: cross-SM coupling through L2 fill merging (components/tma.py and memory.py ``fills``: a load
-  of a box/line whose DRAM fill another CTA has in flight merges into it, no slice bandwidth) only happens among
-  sampled CTAs, so a mini-GPU merges less than the full GPU (gemm_tma_M2048, 16 SMs: 4.5 % of the TMA bytes vs
-  41 %) and sees more L2 traffic: +6..9 % cycles with 16 SMs, within 3 % with 33 (the default, a quarter of
-  the GPU). A statistical "virtual fill" for loads whose carrier CTA is not sampled was tried and was not robust
-  (-17 % .. +12 % depending on how the carrier's fill time is guessed).
+* **Ghost fills** (runner/ghost_fills.py): each sampled CTA stands for the other CTAs of its stratum. Cross-SM
+  coupling through L2 fill merging (components/memory.py and tma.py ``fills``: a load of lines whose DRAM fill
+  another CTA has in flight merges into it, no slice bandwidth) would otherwise only happen among sampled CTAs,
+  so a mini-GPU would merge less than the full GPU and see more L2 traffic (gemm_ptr_M4096: +12.9 % cycles vs
+  detailed without ghost fills, +1.7 % with them). When a sampled CTA issues a cp.async, the same dynamic
+  cp.async of its ghosts registers their fills (DRAM first touches in the functional trace) at that time;
+  nothing is reserved for them (the scaled servers carry their bandwidth). ``sample={"ghost_fills": False}``
+  turns it off, ``"all"`` adds TMA box fills (which over-correct: see ghost_fills.py).
 """
 from __future__ import annotations
 
@@ -106,6 +108,8 @@ class Sample:
         self.ctas_per_sm = 1
         self.fallback: str | None = None
         self.sched: SubsetScheduler | None = None
+        self.ghosts: dict[int, list[int]] = {}   # sampled CTA -> the unsampled CTAs of its stratum
+        self.ghost_fills: bool | str = True      # replay the ghosts' cp.async fills ("all": TMA too; ghost_fills.py)
 
     # -- the sample --------------------------------------------------------------------------------------
     def choose(self, n_sms: int) -> list[int]:
@@ -153,14 +157,20 @@ class Sample:
         rng = random.Random(f"warpgraph-sample-{self.seed}")
         units = n_ctas // cl
         m = n_sub // cl
-        picks = []
+        picks, bounds = [], []
         for i in range(m):
             lo, hi = (i * units) // m, ((i + 1) * units) // m
             picks.append(rng.randrange(lo, max(lo + 1, hi)))
+            bounds.append((lo, max(lo + 1, hi)))
         # the tail: the last CTA of the launch order starts last on the full GPU (and with grids ordered by work,
         # e.g. causal attention, is among the longest): the last stratum always contributes it
         picks[-1] = units - 1
         self.ctas = [u * cl + j for u in picks for j in range(cl)]
+        # each sampled CTA stands for the other CTAs of its stratum (its ghosts: runner/ghost_fills.py)
+        self.ghosts = {}
+        for u, (lo, hi) in zip(picks, bounds):
+            for j in range(cl):
+                self.ghosts[u * cl + j] = [v * cl + j for v in range(lo, hi) if v != u]
         return self
 
     def assign(self, n_ctas: int, n_sms: int, ctas_per_sm: int) -> dict[int, list[int]]:
@@ -272,6 +282,11 @@ class _SharedServer:
         h[b] += own + bg
         return start + bg * self.pre + own
 
+    def peek(self, t: float, amount: float) -> float:
+        start = self.free if self.free > t else t
+        own = amount * self.inv
+        return start + own * self.bg * self.pre + own
+
     def reserve_stream(self, t0: float, t1: float, amount: float) -> float:
         end = self.reserve(t0, amount)
         tail = t1 + self.inv * (32 if amount >= 32 else amount)
@@ -298,7 +313,15 @@ def make_sample(sample, seed: int = 0) -> Sample:
     if sample is None:
         return Sample(DEFAULT_SMS, seed)
     if isinstance(sample, dict):
-        return Sample(sample.get("sms", DEFAULT_SMS), int(sample.get("seed", seed)))
+        bad = set(sample) - {"sms", "seed", "ghost_fills"}
+        if bad:
+            raise UserError(f"unknown sample option(s) {sorted(bad)}", hint="keys: sms, seed, ghost_fills")
+        smp = Sample(sample.get("sms", DEFAULT_SMS), int(sample.get("seed", seed)))
+        gf = sample.get("ghost_fills", True)
+        if gf not in (True, False, "all"):
+            raise UserError(f"sample option ghost_fills={gf!r}", hint="true, false or 'all' (cp.async and TMA)")
+        smp.ghost_fills = gf
+        return smp
     if isinstance(sample, (int, list, tuple)):
         return Sample(sample if isinstance(sample, int) else list(sample), seed)
     raise UserError(f"bad sample spec {sample!r}", hint="an SM count, a list of SM ids or {'sms': 16, 'seed': 0}")

@@ -264,11 +264,23 @@ class BundleBuilder:
 
     def _merge(self, ws, ss) -> Group | None:
         pc = np.asarray(ss[0].pc)
-        n = len(pc)
-        A = np.stack([np.stack([np.asarray(s.a0), np.asarray(s.a1), np.asarray(s.a2), np.asarray(s.a3)])
-                      for s in ss]).astype(np.int64)                    # (m, 4, n)
-        act = np.stack([np.asarray(s.active) for s in ss])               # (m, n)
-        cls = self.cls[pc] if n else np.zeros(0, dtype=np.int8)
+        agg = self.aggregate(ss, pc, None)
+        if agg is None:
+            return None
+        R, nact = agg
+        return Group(list(ws), pc.tolist(), R[0].tolist(), R[1].tolist(), R[2].tolist(), R[3].tolist(),
+                     nact.tolist())
+
+    def aggregate(self, ss, pc, cols):
+        """Bundle payloads ``(R (4, n), nact (n,))`` of the warp streams ``ss`` (identical pcs ``pc``) at the stream
+        positions ``cols`` (None: all), by the rules of the class docstring; None if the bundle must be split."""
+        sel = slice(None) if cols is None else cols
+        n = len(pc) if cols is None else len(cols)
+        A = np.stack([np.stack([np.asarray(s.a0)[sel], np.asarray(s.a1)[sel], np.asarray(s.a2)[sel],
+                                np.asarray(s.a3)[sel]]) for s in ss]).astype(np.int64)     # (m, 4, n)
+        act = np.stack([np.asarray(s.active)[sel] for s in ss])               # (m, n)
+        pcs = pc[sel]
+        cls = self.cls[pcs] if n else np.zeros(0, dtype=np.int8)
         R = A[0].copy()
         sm_ = cls == _P_SUM
         if sm_.any():
@@ -280,24 +292,23 @@ class BundleBuilder:
         nact = ac.sum(0)
         el = cls == _P_ELECT
         if el.any():
-            cols = np.nonzero(el)[0]
-            idx = ac[:, cols].argmax(0)
-            R[:, cols] = A[idx, :, cols].T
-            multi = cols[nact[cols] > 1]
+            cols_e = np.nonzero(el)[0]
+            idx = ac[:, cols_e].argmax(0)
+            R[:, cols_e] = A[idx, :, cols_e].T
+            multi = cols_e[nact[cols_e] > 1]
             if len(multi):
                 keys = A[:, 1, multi]
                 same = (keys == R[1, multi][None, :]) | ~ac[:, multi]
                 if not same.all():
                     return None
                 Am = (A[:, :, multi] * ac[:, None, multi]).sum(0)           # sums over the active warps
-                tm = self.tmaop[pc[multi]]
-                am = self.arrop[pc[multi]]
+                tm = self.tmaop[pcs[multi]]
+                am = self.arrop[pcs[multi]]
                 for row in (0, 2, 3):
                     R[row, multi[tm]] = Am[row, tm]
                 for row in (0, 2):
                     R[row, multi[am]] = Am[row, am]
-        return Group(list(ws), pc.tolist(), R[0].tolist(), R[1].tolist(), R[2].tolist(), R[3].tolist(),
-                     nact.tolist())
+        return R, nact
 
     def balanced(self, nsp: int, ctas) -> bool:
         """Whether every bundle of the given CTAs spans all ``nsp`` sub-partitions evenly."""
@@ -439,6 +450,12 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
                   threads_per_cta=trace.threads_per_cta, stream_of=trace.warp_stream, scheduler=sched,
                   mem=mem, smem=smem, tma=tma, mbar=mbar, tc=tc, max_cycles=max_cycles, groups_of=groups,
                   merge_subpartitions=merge)
+    ghost = None
+    if sample is not None and getattr(sample, "ghost_fills", False) and getattr(sample, "ghosts", None):
+        from warpgraph.runner.ghost_fills import GhostFills
+
+        ghost = core.ghost = GhostFills(trace, tables, groups, sample.ghosts, sample.ctas, mem, tma, eng,
+                                        tma_loads=sample.ghost_fills == "all")
     if recorder is not None and recorder.enabled:
         _attach_recorder(recorder, core, (mem, smem, tma, mbar, tc), cfg, spec, trace, assignment, occ)
     eng.report = core.stuck_report
@@ -465,6 +482,8 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
     m["window_cycles"] = cfg.window
     if sample is not None:
         sample.finish(out, trace.n_ctas, n_ctas_run, cfg.n_sms)
+        if ghost is not None:
+            m["sampling"]["ghost_fills"] = ghost.registered
     return out
 
 

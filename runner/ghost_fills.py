@@ -1,0 +1,159 @@
+"""Ghost fills of sampled mode: the DRAM fills of the CTAs a sampled CTA stands for.
+
+On the full GPU the CTAs of one stratum of the launch order (runner/sampling.py: a sampled CTA and the
+``n_ctas / n_sub - 1`` unsampled CTAs next to it) run at the same time on neighbouring SMs and execute the same
+code. When they read lines that other CTAs read too (GEMM operand tiles), one request fetches the line from DRAM
+and the others merge into that in-flight fill (components/memory.py and components/tma.py ``fills``); in
+detailed mode that merging removes 19 % of gemm_ptr_M4096's L2 slice traffic. A mini-GPU of sampled CTAs only
+merges into its own fills, so it sees more slice traffic, which the scaled L2 servers multiply by
+``n_sms / k`` (+12.9 % cycles on gemm_ptr_M4096 before this module).
+
+Here every cp.async / TMA load a sampled CTA issues also registers the fills of its ghosts' *same* dynamic
+instruction (same bundle, same stream position, same pc; payloads from the functional trace, aggregated like the
+bundle's), shifted by the ghost's launch skew: a ghost load that the functional L2 model marks as a DRAM first
+touch becomes an outstanding fill, with its completion estimated from the current L2 / HBM backlogs
+(``MemorySystem.fill_estimate``) and nothing reserved (the scaled servers already carry the unsampled SMs'
+bandwidth). Later loads of the same lines by sampled CTAs merge into it as they would on the full GPU.
+
+**Launch skew.** The ghost's request is its twin's, moved by the difference of their launch times on the full
+GPU. Those are read off the mini-GPU's own schedule, which keeps the full GPU's wave structure: the launch time
+of CTA ``g`` is interpolated between the launches of the sampled CTAs around it in launch order (all equal in the
+first wave; in later waves consecutive CTAs launch ``CTA duration / (n_sms · ctas per SM)`` apart). Without the
+skew, the stratum's CTAs would fetch their shared tiles in lock step (gemm_ptr_M4096: -13 % vs detailed).
+``sample={"ghost_fills": False}`` turns it off.
+
+By default only cp.async fills are replayed; ``sample={"ghost_fills": "all"}`` adds TMA box fills, which
+over-corrects: gemm_tma_M2048
+(one wave, all 256 CTAs resident, lock-step) runs 14 % faster than detailed mode with them (-1.7 % without),
+although its sampled SMs then merge fewer of their loads than detailed mode's SMs (37 % vs 44 %): the latency
+of every TMA load falls (L2 hits 1,308 vs 1,875 cycles), a queueing effect of the scaled L2 servers that is not
+understood yet (docs/session-notes-2026-12-02-session3.md).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from warpgraph.components import sm_core as C
+
+__all__ = ["GhostFills"]
+
+_MASK32 = 0xFFFFFFFF
+_BOX_SHIFT = 32
+
+
+class GhostFills:
+    """``ghost(W, k, t, late)``: called by the SM core just before (``late=False``) and just after (``late=True``)
+    bundle ``W`` issues the cp.async / TMA load at stream position ``k`` at cycle ``t``; registers (or schedules)
+    the matching fills of ``W``'s ghost CTAs: those launched earlier than ``W``'s CTA before its request (equal
+    launch times: lower CTA index first, the engine's tie order), the later ones after it."""
+
+    def __init__(self, trace, tables, builder, ghosts: dict, sampled, mem, tma, engine, tma_loads: bool = False):
+        self.trace, self.builder, self.ghosts = trace, builder, ghosts
+        self.mem, self.tma, self.eng = mem, tma, engine
+        self.wpc = trace.warps_per_cta
+        ops = (C.OP_CP_ASYNC, C.OP_TMA_LD) if tma_loads else (C.OP_CP_ASYNC,)
+        self.is_op = np.array([o in ops for o in tables.op] or [False])
+        self.op = list(tables.op)
+        self.order = sorted(sampled)                     # the sampled CTAs in launch order
+        self.pos = {c: i for i, c in enumerate(self.order)}
+        self.launch: dict[int, int] = {}                 # sampled CTA -> its launch cycle on the mini-GPU
+        self.cache: dict = {}     # (twin cta, warp tuple) -> [(ghost cta, {k: payload})]
+        self.registered = 0       # fills registered
+        self.calls = 0
+
+    def _entries(self, W) -> list:
+        key = (W.cta, tuple(W.ws))
+        ent = self.cache.get(key)
+        if ent is not None:
+            return ent
+        pcs = np.asarray(W.pcs, dtype=np.int64)
+        cols = np.flatnonzero(self.is_op[pcs]) if len(pcs) else np.zeros(0, np.int64)
+        ent = []
+        for gc in self.ghosts.get(W.cta, ()):
+            ss = [self.trace.warp_stream(gc * self.wpc + w) for w in W.ws]
+            n = min(len(s.pc) for s in ss)
+            c = cols[cols < n]
+            d = {}
+            if len(c):
+                gpc = np.asarray(ss[0].pc)
+                same = (gpc[c] == pcs[c])
+                for s in ss[1:]:
+                    same &= np.asarray(s.pc)[c] == gpc[c]
+                c = c[same]
+                agg = self.builder.aggregate(ss, gpc, c) if len(c) else None
+                if agg is not None:
+                    R, nact = agg
+                    for j in np.flatnonzero(nact > 0):
+                        d[int(c[j])] = (int(R[0, j]), int(R[1, j]), int(R[2, j]), int(R[3, j]))
+            ent.append((gc, d))
+        self.cache[key] = ent
+        return ent
+
+    def _slope(self, cta: int, t_launch: int, later: bool) -> float:
+        """Launch cycles per launch position around ``cta``: from its sampled neighbour on the ghost's side when
+        that one has launched, else from the other one; 0 when neither is known."""
+        i = self.pos.get(cta)
+        if i is None:
+            return 0.0
+        nbs = (i + 1, i - 1) if later else (i - 1, i + 1)
+        for j in nbs:
+            if 0 <= j < len(self.order):
+                nb = self.order[j]
+                tl = self.launch.get(nb)
+                if tl is not None:
+                    return (tl - t_launch) / (nb - cta)
+        return 0.0
+
+    def __call__(self, W, k: int, t: int, late: bool) -> None:
+        self.calls += 1
+        cta = W.cta
+        self.launch[cta] = W.launch
+        ent = self._entries(W)
+        op = self.op[W.pcs[k]]
+        backlog = 0.0
+        if op != C.OP_CP_ASYNC and self.tma is not None and not late:
+            backlog = max(0.0, self.tma.gen_free[W.sm] - t - self.tma.lat)
+        for gc, d in ent:
+            p = d.get(k)
+            if p is None:
+                continue
+            dt = int(round((gc - cta) * self._slope(cta, W.launch, gc > cta)))
+            after = dt > 0 or (dt == 0 and gc > cta)
+            if after != late:
+                continue
+            if dt > 0:
+                now = self.eng.now
+                self.eng.schedule(t + dt if t + dt > now else now, self._register, op, p, t + dt, backlog)
+            else:
+                self._register(op, p, t + dt, backlog)
+
+    def _register(self, op: int, p: tuple, t: int, backlog: float) -> None:
+        """The ghost request ``p`` (bundle payloads) at cycle ``t``: an outstanding DRAM fill unless the lines are
+        being filled already."""
+        mem, tma = self.mem, self.tma
+        a0, a1, a2, a3 = p
+        if op == C.OP_CP_ASYNC:
+            key, dsec = a1 >> 32, a1 & _MASK32
+            if not key or not dsec or not mem.merge_fills:
+                return
+            f = mem.fills.get(key)
+            if f is not None and f[1] > t:
+                return
+            done = mem.fill_estimate(t, a0 * 32, dsec * 32, a3 & _MASK32)
+            mem._note_fill(key, t, done, dsec * 32)
+        else:
+            if tma is None or not tma.merge:
+                return
+            key, inb, dram = a3 >> _BOX_SHIFT, a3 & ((1 << _BOX_SHIFT) - 1), a2
+            traffic = a0 if tma.oob_l2 else inb
+            if not key or not dram or traffic <= 0:
+                return
+            f = tma.fills.get(key)
+            if f is not None and f[1] > t:
+                return
+            g0 = t + tma.lat + backlog    # the twin's request generator backlog stands for the ghost's
+            fd = min(1.0, dram / traffic)
+            g1 = g0 + traffic * ((1.0 - fd) / tma.rate_l2 + fd / tma.rate_dram)
+            done = mem.fill_estimate(g0, traffic, dram, (traffic + 127) // 128, g1, mem.tma_l2_lat)
+            tma._note_fill(key, g0, g1, int(done) + 1, dram)
+        self.registered += 1
