@@ -521,3 +521,30 @@ def write_outputs(rows: Sequence[dict], summary: dict, outdir: str | Path) -> di
         "scatter": plot_scatter(rows, outdir / "scatter.png",
                                 title=f"simulated vs hardware cycles ({arch})" if arch else None),
     }
+
+
+def compare_runs(rows: Sequence[dict], baseline_csv: str | Path, tol_pct: float = 3.0) -> dict[str, Any]:
+    """Simulated cycles of ``rows`` against another validation run's ``validation.csv`` (e.g. sampled mode against
+    detailed mode, or a design change against the baseline): per launch ``diff_pct`` = rows / baseline - 1, and the
+    worst absolute difference. Launches missing on either side are listed in ``missing``."""
+    import csv
+
+    p = Path(baseline_csv)
+    if p.is_dir():
+        p = p / "validation.csv"
+    if not p.exists():
+        from warpgraph.core.errors import UserError
+
+        raise UserError(f"no validation.csv at {p}", location="--against",
+                        hint="the --out folder of an earlier `warpgraph validate` run")
+    base = {r["name"]: _num(r.get("sim_cycles")) for r in csv.DictReader(open(p, newline=""))}
+    out, missing = [], []
+    for r in rows:
+        b, s = base.get(r.get("name")), _num(r.get("sim_cycles"))
+        if not b or s is None:
+            missing.append(r.get("name"))
+            continue
+        out.append({"name": r["name"], "cycles": s, "baseline_cycles": b, "diff_pct": 100.0 * (s / b - 1.0)})
+    worst = max((abs(x["diff_pct"]) for x in out), default=None)
+    return {"baseline": str(p), "launches": out, "missing": missing, "max_abs_diff_pct": worst,
+            "within_tol": sum(abs(x["diff_pct"]) <= tol_pct for x in out), "tol_pct": tol_pct}

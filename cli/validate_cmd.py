@@ -90,7 +90,7 @@ def _print_results(rows, summary, console) -> None:
 def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] | None = None,
                  out: Optional[Path] = None, mode: str = "timing", jobs: int = 1, filter_: Optional[str] = None,
                  *, simulate_fn: Callable | None = None, roofline_fn: Callable | None = None, console=None,
-                 measured_clock: bool = True) -> int:
+                 measured_clock: bool = True, against: Optional[Path] = None) -> int:
     """The command's body; returns the exit code (raises ``UserError`` for user errors)."""
     from rich.console import Console
 
@@ -117,6 +117,9 @@ def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] 
         arch_ov, _, _ = split_overrides(list(set_ or []) or None)
         load_arch(arch, overrides=arch_ov)
     out = Path(out) if out is not None else Path(f"validation-{Path(arch).stem}")
+    if against is not None and not (Path(against) / "validation.csv").exists() and not Path(against).is_file():
+        raise UserError(f"no validation.csv in {against}", location="--against",
+                        hint="the --out folder of an earlier `warpgraph validate` run")
     console.print(f"validating {len(dirs)} launch record(s) from {root} on {arch} ({mode}, jobs={jobs})",
                   highlight=False)
 
@@ -131,6 +134,21 @@ def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] 
     summary = V.summarize(rows, arch=arch, mode=mode)
     paths = V.write_outputs(rows, summary, out)
     _print_results(rows, summary, console)
+    if against is not None:
+        cmp = V.compare_runs(rows, against)
+        console.print(f"simulated cycles against {cmp['baseline']}:", highlight=False)
+        for x in cmp["launches"]:
+            console.print(f"  {x['name']}: {x['cycles']:,.0f} vs {x['baseline_cycles']:,.0f}  {x['diff_pct']:+.2f}%",
+                          highlight=False)
+        if cmp["missing"]:
+            console.print(f"  not in both: {', '.join(map(str, cmp['missing']))}", highlight=False)
+        if cmp["max_abs_diff_pct"] is not None:
+            console.print(f"  max |diff| {cmp['max_abs_diff_pct']:.2f}%, {cmp['within_tol']} of {len(cmp['launches'])} "
+                          f"within {cmp['tol_pct']:g}%", highlight=False)
+        import json
+
+        (out / "comparison.json").write_text(json.dumps(cmp, indent=1))
+        paths["comparison"] = out / "comparison.json"
     console.print("wrote " + ", ".join(str(p) for p in paths.values()), highlight=False)
     return 1 if summary["n_failed"] else 0
 
@@ -146,12 +164,15 @@ def validate_command(
     filter_: Optional[str] = typer.Option(None, "--filter", help="Glob on record name or relative path, e.g. 'gemm*'."),
     spec_clock: bool = typer.Option(False, "--spec-clock", help="Simulate at the YAML's clocks.sm_mhz instead of "
                                     "each launch's measured sm_clock_hz (the default: hardware clocks were unlocked)."),
+    against: Optional[Path] = typer.Option(None, "--against", help="An earlier run's --out folder: also print "
+                                           "simulated cycles against its simulated cycles (e.g. sampled vs detailed)."),
 ) -> None:
     """Simulate every launch record of a folder and compare with measured.json (MAPE, bias, r, scatter plot)."""
     from warpgraph.core.errors import UserError
 
     try:
-        code = run_validate(directory, arch, set_, out, mode, jobs, filter_, measured_clock=not spec_clock)
+        code = run_validate(directory, arch, set_, out, mode, jobs, filter_, measured_clock=not spec_clock,
+                            against=against)
     except UserError as e:
         from warpgraph.cli.main import print_error
 

@@ -83,3 +83,23 @@ def test_cli_validate_user_errors(recs, tmp_path):
     assert r.exit_code == 2
     r = CliRunner().invoke(app, ["validate", str(recs), "--mode", "bogus"])
     assert r.exit_code == 2
+
+
+def test_cli_validate_against_an_earlier_run(recs, tmp_path):
+    base = tmp_path / "base"
+    assert CliRunner().invoke(app, ["validate", str(recs), "--out", str(base)]).exit_code == 0
+    rows = list(csv.DictReader(open(base / "validation.csv")))
+    rows[0]["sim_cycles"] = str(float(rows[0]["sim_cycles"]) * 0.9)          # the baseline ran 10 % faster
+    with open(base / "validation.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    out = tmp_path / "new"
+    r = CliRunner().invoke(app, ["validate", str(recs), "--out", str(out), "--against", str(base)])
+    assert r.exit_code == 0, r.output
+    cmp = json.loads((out / "comparison.json").read_text())
+    d = {x["name"]: x["diff_pct"] for x in cmp["launches"]}
+    assert d["attn80_T"] == pytest.approx(100 / 0.9 - 100) and d["attn_T"] == pytest.approx(0.0)
+    assert cmp["within_tol"] == 1 and "max |diff| 11.11%" in r.output
+    r = CliRunner().invoke(app, ["validate", str(recs), "--out", str(out), "--against", str(tmp_path / "nope")])
+    assert r.exit_code == 2 and "--against" in r.output
