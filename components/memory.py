@@ -24,7 +24,10 @@ Model (paper III, hopper-blackwell-facts.md 2.2):
 * **In-flight fill merging** (cp.async): a request whose lines (payload a1 bits 32+, ``memops._cp_async_key``) are
   being filled from DRAM for another SM, reaching the slices before the fill's data leaves them (issue < fill done
   - mean L2 round trip), merges into that miss-status entry: no slice bandwidth, not counted as L2 traffic, data
-  returns with the fill (``components/tma.py`` does the same for TMA boxes).
+  returns with the fill (``components/tma.py`` does the same for TMA boxes). ``l2.coalesce_hits``: an L2 hit's
+  lookup absorbs reads of the same lines from other SMs for one mean L2 round trip, and a fill absorbs whole
+  requests; ``l2.requests_per_lookup_max`` caps the reads per lookup (microbench ``l2_shared_read`` /
+  ``l2_coalesce_skew``: 3.8 SM reads per lookup in lock step, fewer beyond ~250 cycles of skew).
 * Loads complete when their last sector returns. Utilisation: busy cycles per 1k-cycle bucket for every L2 and
   HBM partition server (``utilisation()``).
 """
@@ -165,6 +168,8 @@ class MemorySystem:
         self.dram_write_bytes = 0
         self.requests = 0
         self.merge_fills = True            # in-flight fill merging (switched off only to compare)
+        self.coalesce_hits = bool(param(l2, "coalesce_hits", False))       # reads in flight share lookups too
+        self.lookup_cap = int(param(l2, "requests_per_lookup_max", 0) or 0)  # 0: no limit
         self.fills: dict[int, tuple] = {}   # line key -> (merge window end, fill done, DRAM bytes) (cp.async)
         self.merged_bytes = 0      # read bytes merged into an outstanding L2 fill (no slice traffic; components/tma.py)
         self.mshr_stall_cycles = 0
@@ -377,10 +382,12 @@ class MemorySystem:
             if op == "atom":
                 self.l2_write_bytes += sbytes
         fill = self.fills.get(key) if key else None
-        if fill is not None and not dbytes and not write and s1 < fill[0]:
+        if (fill is not None and not dbytes and not write and s1 < fill[0]
+                and (not self.lookup_cap or fill[3] < self.lookup_cap)):
             # the lines' DRAM fill (another SM's request) is still outstanding at the slices: the sectors that
             # miss there merge into its miss-status entry (no second slice pass, no lts__t traffic); the rest
             # are L2 hits; merged data returns with the fill
+            fill[3] += 1
             mb = fill[2] if fill[2] < sbytes else sbytes
             self.merged_bytes += mb
             self.l2_read_bytes -= mb
@@ -390,8 +397,12 @@ class MemorySystem:
                 done = fill[1]
         else:
             done = self._l2(s1, sm, sbytes, dbytes, lines, write)
-            if key and dbytes and not write:
-                self._note_fill(key, s1, done, dbytes)
+            if key and not write:
+                if dbytes:
+                    self._note_fill(key, s1, done, sbytes if self.coalesce_hits else dbytes)
+                elif self.coalesce_hits:
+                    # an L2 hit: its lookup absorbs reads of the same lines for one L2 round trip
+                    self._note_fill(key, s1, done, sbytes, s1 + self.l2_rt)
         if not write:
             # crossbar response port of the SM
             done = self._xbar(sm, t, done, sbytes)
@@ -406,14 +417,16 @@ class MemorySystem:
         self.inflight_lines[sm] = n
         return di
 
-    def _note_fill(self, key: int, t: float, done: float, dram_bytes: int) -> None:
-        """An outstanding DRAM fill of the lines ``key``: a request reaching the slices before its data leaves
-        them (``done`` - the mean L2 round trip) merges into it (:meth:`global_access`)."""
+    def _note_fill(self, key: int, t: float, done: float, dram_bytes: int, window_end=None) -> None:
+        """An outstanding lookup of the lines ``key`` (a DRAM fill; with ``l2.coalesce_hits`` also an L2 hit): a
+        request reaching the slices before ``window_end`` (default: before a fill's data leaves them, ``done`` -
+        the mean L2 round trip) merges into it (:meth:`global_access`), at most ``requests_per_lookup_max`` in
+        all. Entry: [window end, done, mergeable bytes, requests]."""
         fills = self.fills
         if len(fills) > 8192:   # drop fills long completed (calls arrive in near time order)
             for k in [k for k, f in fills.items() if f[1] < t - 4096]:
                 del fills[k]
-        fills[key] = (done - self.l2_rt, done, dram_bytes)
+        fills[key] = [done - self.l2_rt if window_end is None else window_end, done, dram_bytes, 1]
 
     def fill_estimate(self, t: float, nbytes: float, dram_bytes: float, lines: int, t_end=None,
                       lat_all: int | None = None) -> float:

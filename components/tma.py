@@ -126,7 +126,9 @@ class TmaUnit:
             inb_bytes &= (1 << BOX_KEY_SHIFT) - 1
             traffic = nbytes if self.oob_l2 else inb_bytes
             fill = self.fills.get(key) if (key and self.merge) else None
-            if fill is not None and g0 < fill[0] and not dram_bytes:
+            cap = mem.lookup_cap if hasattr(mem, "lookup_cap") else 0
+            if fill is not None and g0 < fill[0] and not dram_bytes and (not cap or fill[4] < cap):
+                fill[4] += 1
                 # the box's DRAM fill (another SM's load) is still outstanding at the slices: the sectors that
                 # miss there merge into it (no slice bandwidth, no lts__t traffic); the rest are L2 hits
                 mb = min(traffic, fill[2])
@@ -145,10 +147,15 @@ class TmaUnit:
                 fd = min(1.0, dram_bytes / traffic) if traffic > 0 else 0.0
                 g1 = g0 + traffic * ((1.0 - fd) / self.rate_l2 + fd / self.rate_dram)
                 done = mem.bulk(g0, sm, traffic, dram_bytes, False, g1) if traffic > 0 else int(g1) + 1
+                hits = getattr(mem, "coalesce_hits", False)
                 if key and dram_bytes and self.merge:
                     # the fill is outstanding at the slices until its last sector's data leaves for the SM: a
                     # request stream that starts before (done - L2 round trip - stream length) meets it there
-                    self._note_fill(key, g0, g1, done, dram_bytes)
+                    self._note_fill(key, g0, g1, done, traffic if hits else dram_bytes)
+                elif key and hits and self.merge:
+                    # l2.coalesce_hits: an L2-hit stream's lookups absorb another SM's stream of the same box
+                    # starting within one L2 round trip
+                    self._note_fill(key, g0, g1, done, traffic, g0 + self._rt())
         self.gen_free[sm] = g1
         self.gen_busy += g1 - g0
         t_done = done + self.done_lat
@@ -166,13 +173,17 @@ class TmaUnit:
         self.last_done = t_done
         return release
 
-    def _note_fill(self, key: int, g0: float, g1: float, done: int, dram_bytes: int) -> None:
+    def _rt(self) -> float:
+        return self.mem.tma_l2_lat if getattr(self.mem, "tma_l2_lat", None) is not None else self.mem.l2_rt
+
+    def _note_fill(self, key: int, g0: float, g1: float, done: int, dram_bytes: int, window_end=None) -> None:
+        """Entry: [window end, done, mergeable bytes, stream end, requests] (components/memory.py)."""
         fills = self.fills
         if len(fills) > 4096:   # drop fills long completed (calls arrive in near time order)
             for k in [k for k, f in fills.items() if f[1] < g0 - 4096]:
                 del fills[k]
-        rt = self.mem.tma_l2_lat if getattr(self.mem, "tma_l2_lat", None) is not None else self.mem.l2_rt
-        fills[key] = (done - rt - (g1 - g0), done, dram_bytes, g1)
+        we = done - self._rt() - (g1 - g0) if window_end is None else window_end
+        fills[key] = [we, done, dram_bytes, g1, 1]
 
     def bulk_commit(self, sm: int, warp: int) -> None:
         """cp.async.bulk.commit_group: close the warp's open bulk-store group."""

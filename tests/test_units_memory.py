@@ -151,3 +151,36 @@ def test_cp_async_line_key_identifies_lines():
     assert k[0] == k[1] != 0 and k[2] == 0
     k2 = _cp_async_key(b, lanes, src + 512)
     assert k2[0] != k[0] and 0 < k[0] < 2**24
+
+
+def test_coalesced_l2_hits_and_the_lookup_cap():
+    """l2.coalesce_hits: reads of the same lines from other SMs within one L2 round trip of an L2 hit share its
+    lookup; l2.requests_per_lookup_max caps the sharing (microbench l2_shared_read: 3.8 reads per lookup in lock
+    step; l2_coalesce_skew: sharing fades beyond ~250 cycles of skew)."""
+    s = wg.load_arch("h200", overrides={"l2.coalesce_hits": True, "l2.requests_per_lookup_max": 4})
+    mem = MemorySystem(s)
+    key = 777 << 32
+    d0 = mem.global_access(0, 0, "cp_async", 16, key, 4, 512)               # an L2 hit
+    for i in range(1, 4):                                                    # three more SMs: share it
+        assert mem.global_access(10 * i, i, "cp_async", 16, key, 4, 512) >= d0
+    assert mem.merged_bytes == 3 * 512 and mem.l2_read_bytes == 512
+    mem.global_access(40, 5, "cp_async", 16, key, 4, 512)                    # the 5th: its own lookup
+    assert mem.merged_bytes == 3 * 512 and mem.l2_read_bytes == 2 * 512
+    mem.global_access(40 + int(mem.l2_rt) + 10, 6, "cp_async", 16, key, 4, 512)   # one round trip later: its own
+    assert mem.l2_read_bytes == 3 * 512
+    off = MemorySystem(spec("h200"))                                          # off (default): hits never merge
+    for i in range(3):
+        off.global_access(10 * i, i, "cp_async", 16, key, 4, 512)
+    assert off.merged_bytes == 0
+
+
+def test_coalesced_tma_box_hits():
+    s = wg.load_arch("h200", overrides={"l2.coalesce_hits": True, "l2.requests_per_lookup_max": 4})
+    eng = Engine(ClockDomain("sm", 1755.0))
+    mem = MemorySystem(s, eng)
+    tma = TmaUnit(s, eng, mem, None)
+    box = (5 << 32) | 4096
+    for sm in range(6):
+        tma.issue(sm, sm, 0, 4096, box, 0, -1, False)                          # six SMs, an L2-hot box
+    # SM 0 looks up, SMs 1-3 share it (4 per lookup), SM 4 looks up again and SM 5 shares that
+    assert tma.merged_bytes == 4 * 4096 and mem.l2_read_bytes == 2 * 4096
