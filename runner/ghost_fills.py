@@ -19,15 +19,18 @@ bandwidth). Later loads of the same lines by sampled CTAs merge into it as they 
 GPU. Those are read off the mini-GPU's own schedule, which keeps the full GPU's wave structure: the launch time
 of CTA ``g`` is interpolated between the launches of the sampled CTAs around it in launch order (all equal in the
 first wave; in later waves consecutive CTAs launch ``CTA duration / (n_sms · ctas per SM)`` apart). Without the
-skew, the stratum's CTAs would fetch their shared tiles in lock step (gemm_ptr_M4096: -13 % vs detailed).
+skew the stratum's CTAs fetch their shared tiles in lock step (gemm_ptr_M4096 at its measured clock: +1.7 % vs
+detailed without, -0.2 % with).
 ``sample={"ghost_fills": False}`` turns it off.
 
-By default only cp.async fills are replayed; ``sample={"ghost_fills": "all"}`` adds TMA box fills, which
-over-corrects: gemm_tma_M2048
-(one wave, all 256 CTAs resident, lock-step) runs 14 % faster than detailed mode with them (-1.7 % without),
-although its sampled SMs then merge fewer of their loads than detailed mode's SMs (37 % vs 44 %): the latency
-of every TMA load falls (L2 hits 1,308 vs 1,875 cycles), a queueing effect of the scaled L2 servers that is not
-understood yet (docs/session-notes-2026-12-02-session3.md).
+By default only cp.async fills are replayed. ``sample={"ghost_fills": "all"}`` adds TMA box fills, which
+over-correct: gemm_tma_M2048 (one wave, all 256 CTAs resident, lock step) runs 14 % faster than detailed mode with
+them (-1.7 % without), although its sampled SMs then merge fewer of their loads than detailed mode's SMs (37 %
+vs 44 %). The latency of every TMA load falls (L2 hits 1,308 vs 1,875 cycles), a queueing effect of the scaled
+L2 servers that is not understood yet (docs/session-notes-2026-12-02-session3.md).
+
+Known limit: the detailed model's fill merging is bistable on lock-step pointer GEMMs (docs/accuracy.md, "Sampled
+mode"); at the YAML clock gemm_ptr_M2048 / M4096 sampled differ from detailed by +19 % / -13 %.
 """
 from __future__ import annotations
 
