@@ -35,10 +35,10 @@ GPU is accounted for statistically.
 * **Ghost fills** (runner/ghost_fills.py): each sampled CTA stands for the other CTAs of its stratum. Cross-SM
   coupling through L2 fill merging (components/memory.py and tma.py ``fills``: a load of lines whose DRAM fill
   another CTA has in flight merges into it, no slice bandwidth) would otherwise only happen among sampled CTAs,
-  so a mini-GPU would merge less than the full GPU and see more L2 traffic (gemm_ptr_M4096: +12.9 % cycles vs
-  detailed without ghost fills, +1.7 % with them). When a sampled CTA issues a cp.async, the same dynamic
-  cp.async of its ghosts registers their fills (DRAM first touches in the functional trace) at that time;
-  nothing is reserved for them (the scaled servers carry their bandwidth). ``sample={"ghost_fills": False}``
+  so a mini-GPU would merge less than the full GPU and see more L2 traffic (gemm_ptr_M4096 at its measured
+  clock: +12.9 % cycles vs detailed without ghost fills, -0.2 % with them). When a sampled CTA issues a
+  cp.async, the same dynamic cp.async of its ghosts registers their fills (DRAM first touches in the functional
+  trace) at that time moved by their launch skew; nothing is reserved for them (the scaled servers carry their bandwidth). ``sample={"ghost_fills": False}``
   turns it off, ``"all"`` adds TMA box fills (which over-correct: see ghost_fills.py).
 """
 from __future__ import annotations
