@@ -523,21 +523,28 @@ def write_outputs(rows: Sequence[dict], summary: dict, outdir: str | Path) -> di
     }
 
 
+def baseline_path(path: str | Path) -> Path:
+    """The ``validation.csv`` of an earlier run (its --out folder or the file); UserError if there is none."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "validation.csv"
+    if not p.is_file():
+        from warpgraph.core.errors import UserError
+
+        raise UserError(f"no validation.csv at {p}", location="--against",
+                        hint="the --out folder of an earlier `warpgraph validate` run")
+    return p
+
+
 def compare_runs(rows: Sequence[dict], baseline_csv: str | Path, tol_pct: float = 3.0) -> dict[str, Any]:
     """Simulated cycles of ``rows`` against another validation run's ``validation.csv`` (e.g. sampled mode against
     detailed mode, or a design change against the baseline): per launch ``diff_pct`` = rows / baseline - 1, and the
     worst absolute difference. Launches missing on either side are listed in ``missing``."""
     import csv
 
-    p = Path(baseline_csv)
-    if p.is_dir():
-        p = p / "validation.csv"
-    if not p.exists():
-        from warpgraph.core.errors import UserError
-
-        raise UserError(f"no validation.csv at {p}", location="--against",
-                        hint="the --out folder of an earlier `warpgraph validate` run")
-    base = {r["name"]: _num(r.get("sim_cycles")) for r in csv.DictReader(open(p, newline=""))}
+    p = baseline_path(baseline_csv)
+    with open(p, newline="") as f:
+        base = {r["name"]: _num(r.get("sim_cycles")) for r in csv.DictReader(f)}
     out, missing = [], []
     for r in rows:
         b, s = base.get(r.get("name")), _num(r.get("sim_cycles"))

@@ -117,9 +117,8 @@ def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] 
         arch_ov, _, _ = split_overrides(list(set_ or []) or None)
         load_arch(arch, overrides=arch_ov)
     out = Path(out) if out is not None else Path(f"validation-{Path(arch).stem}")
-    if against is not None and not (Path(against) / "validation.csv").exists() and not Path(against).is_file():
-        raise UserError(f"no validation.csv in {against}", location="--against",
-                        hint="the --out folder of an earlier `warpgraph validate` run")
+    if against is not None:
+        against = V.baseline_path(against)      # fail before simulating anything
     console.print(f"validating {len(dirs)} launch record(s) from {root} on {arch} ({mode}, jobs={jobs})",
                   highlight=False)
 

@@ -170,7 +170,7 @@ class MemorySystem:
         self.merge_fills = True            # in-flight fill merging (switched off only to compare)
         self.coalesce_hits = bool(param(l2, "coalesce_hits", False))       # reads in flight share lookups too
         self.lookup_cap = int(param(l2, "requests_per_lookup_max", 0) or 0)  # 0: no limit
-        self.fills: dict[int, tuple] = {}   # line key -> (merge window end, fill done, DRAM bytes) (cp.async)
+        self.fills: dict[int, list] = {}    # line key -> [merge window end, done, mergeable bytes, reads] (cp.async)
         self.merged_bytes = 0      # read bytes merged into an outstanding L2 fill (no slice traffic; components/tma.py)
         self.mshr_stall_cycles = 0
         self.far_lines = 0
@@ -262,13 +262,10 @@ class MemorySystem:
                 amt = db * self.hbm_wcost if write else db
                 e2 = hs.reserve(t_in, amt) + self.dram_lat
                 if self.hbm_qa:
-                    u = self.hbm_u[p]
-                    dt = t_in - self.hbm_ut[p]
-                    if dt > 0:
-                        u *= math.exp(-dt / self.hbm_tau)
+                    u = self._hbm_util(p, t_in)
+                    if t_in > self.hbm_ut[p]:
                         self.hbm_ut[p] = t_in
-                    uc = u if u < self.hbm_umax else self.hbm_umax
-                    e2 += self.hbm_qa * uc / (1.0 - uc)
+                    e2 += self._loaded_latency(u)
                     self.hbm_u[p] = u + amt * hs.inv / self.hbm_tau
                 if rec_on:
                     self._trace_note("hbm", write, e2 - self.dram_lat - db * self.hbm_srv[p].inv,
@@ -428,6 +425,16 @@ class MemorySystem:
                 del fills[k]
         fills[key] = [done - self.l2_rt if window_end is None else window_end, done, dram_bytes, 1]
 
+    def _hbm_util(self, p: int, t: float) -> float:
+        """Partition ``p``'s recent HBM busy fraction (EWMA over hbm.utilization_window_cycles) decayed to ``t``."""
+        dt = t - self.hbm_ut[p]
+        return self.hbm_u[p] * math.exp(-dt / self.hbm_tau) if dt > 0 else self.hbm_u[p]
+
+    def _loaded_latency(self, u: float) -> float:
+        """DRAM latency added at busy fraction ``u`` (microbench loaded_latency: a * u / (1 - u), u capped)."""
+        uc = u if u < self.hbm_umax else self.hbm_umax
+        return self.hbm_qa * uc / (1.0 - uc)
+
     def fill_estimate(self, t: float, nbytes: float, dram_bytes: float, lines: int, t_end=None,
                       lat_all: int | None = None) -> float:
         """When a read of ``nbytes`` (``dram_bytes`` of them missing to DRAM) requested at ``t`` (streamed until
@@ -448,9 +455,7 @@ class MemorySystem:
                 db = dram_bytes / P
                 e2 = self.hbm_srv[p].peek(e - b * srv.inv, db) + self.dram_lat
                 if self.hbm_qa:
-                    u = self.hbm_u[p] * math.exp(-max(0.0, t - self.hbm_ut[p]) / self.hbm_tau)
-                    u = u if u < self.hbm_umax else self.hbm_umax
-                    e2 += self.hbm_qa * u / (1.0 - u)
+                    e2 += self._loaded_latency(self._hbm_util(p, t))
                 if e2 > e:
                     e = e2
             if e + lat > done:

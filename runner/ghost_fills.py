@@ -62,7 +62,6 @@ class GhostFills:
         self.launch: dict[int, int] = {}                 # sampled CTA -> its launch cycle on the mini-GPU
         self.cache: dict = {}     # (twin cta, warp tuple) -> [(ghost cta, {k: payload})]
         self.registered = 0       # fills registered
-        self.calls = 0
 
     def _entries(self, W) -> list:
         key = (W.cta, tuple(W.ws))
@@ -108,7 +107,6 @@ class GhostFills:
         return 0.0
 
     def __call__(self, W, k: int, t: int, late: bool) -> None:
-        self.calls += 1
         cta = W.cta
         self.launch[cta] = W.launch
         ent = self._entries(W)
