@@ -131,6 +131,8 @@ def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] 
                               simulate_fn=simulate_fn, roofline_fn=roofline_fn, root=root, progress=progress,
                               measured_clock=measured_clock)
     summary = V.summarize(rows, arch=arch, mode=mode)
+    summary["overrides"] = list(set_ or [])
+    summary["clock"] = "measured" if measured_clock else "spec"
     paths = V.write_outputs(rows, summary, out)
     _print_results(rows, summary, console)
     if against is not None:

@@ -21,13 +21,18 @@ Model (paper III, hopper-blackwell-facts.md 2.2):
   ``hbm.bandwidth_gb_per_s × efficiency`` converted to bytes per SM cycle; DRAM (first-touch) sectors pay the
   L2 latency of their partition plus ``hbm.latency_cycles``. Stores write their first-touch sectors back to
   DRAM (``dram_write_bytes``; the write-back consumes HBM bandwidth at store time).
-* **In-flight fill merging** (cp.async): a request whose lines (payload a1 bits 32+, ``memops._cp_async_key``) are
-  being filled from DRAM for another SM, reaching the slices before the fill's data leaves them (issue < fill done
-  - mean L2 round trip), merges into that miss-status entry: no slice bandwidth, not counted as L2 traffic, data
-  returns with the fill (``components/tma.py`` does the same for TMA boxes). ``l2.coalesce_hits``: an L2 hit's
-  lookup absorbs reads of the same lines from other SMs for one mean L2 round trip, and a fill absorbs whole
-  requests; ``l2.requests_per_lookup_max`` caps the reads per lookup (microbench ``l2_shared_read`` /
-  ``l2_coalesce_skew``: 3.8 SM reads per lookup in lock step, fewer beyond ~250 cycles of skew).
+* **Lookup coalescing** (cp.async; ``l2.coalesce_scope``). ``gpc`` (H200 microbench ``l2_coalesce_pairs``,
+  2026-12-03): reads of the same lines (payload a1 bits 32+, ``memops._cp_async_key``) from SMs of one GPC share one
+  L2 lookup while the first one is outstanding (until its data is back), at most ``l2.requests_per_lookup_max`` (4)
+  reads per lookup: a shared read costs no slice bandwidth and no lts__t traffic and returns with the first. SMs of
+  different GPCs never share a lookup (SM pairs: 2.00 reads per lookup within a GPC, 1.00 across; 132 SMs: 3.8). A
+  lookup of lines whose DRAM fill is outstanding (another GPC's request) waits for the fill but costs its lookup
+  (hit-on-miss; DRAM is read once). ``gpu``: any two SMs may share. ``fill`` (the model before 2026-12-03): a read
+  reaching the slices while another SM's DRAM fill of its lines is outstanding (issue < fill done - mean L2 round
+  trip) merges into it for free, any SM, hits never share. ``none``: every read looks up. ``components/tma.py``
+  applies the same scopes to TMA boxes (without the hit-on-miss wait; reason there). Model SM ids are GPC-major
+  (``fabric.sms_per_gpc``), the order in which the hardware's CTA scheduler fills the first wave (same
+  microbenchmark, ``map.txt``).
 * Loads complete when their last sector returns. Utilisation: busy cycles per 1k-cycle bucket for every L2 and
   HBM partition server (``utilisation()``).
 """
@@ -40,7 +45,7 @@ from heapq import heappop, heappush
 from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
 
-__all__ = ["MemorySystem", "FluidServer", "param"]
+__all__ = ["MemorySystem", "FluidServer", "param", "gpc_of_sms"]
 
 SECTOR = 32
 BUCKET = 1000  # cycles per utilisation bucket
@@ -53,6 +58,15 @@ def param(section, name: str, default):
     if isinstance(section, dict):
         return section.get(name, default)
     return getattr(section, name, default)
+
+
+def gpc_of_sms(fabric, n_sm: int) -> list[int]:
+    """GPC of each SM id: ids are GPC-major (``fabric.sms_per_gpc``, else spread evenly; topologies.builder.sm_layout)."""
+    g = int(param(fabric, "gpcs", 1) or 1)
+    per = param(fabric, "sms_per_gpc", None)
+    per = list(per) if per else [n_sm // g + (1 if i < n_sm % g else 0) for i in range(g)]
+    out = [i for i, n in enumerate(per) for _ in range(n)]
+    return (out + [len(per) - 1] * n_sm)[:n_sm]
 
 
 def _ceil(x: float) -> int:
@@ -168,9 +182,17 @@ class MemorySystem:
         self.dram_write_bytes = 0
         self.requests = 0
         self.merge_fills = True            # in-flight fill merging (switched off only to compare)
-        self.coalesce_hits = bool(param(l2, "coalesce_hits", False))       # reads in flight share lookups too
+        self.scope = str(param(l2, "coalesce_scope", "gpc"))             # none | fill | gpc | gpu
         self.lookup_cap = int(param(l2, "requests_per_lookup_max", 0) or 0)  # 0: no limit
-        self.fills: dict[int, list] = {}    # line key -> [merge window end, done, mergeable bytes, reads] (cp.async)
+        self.share_lookups = self.scope in ("gpc", "gpu")    # lookups (hits too) absorb reads of the same lines
+        if self.scope == "none":
+            self.merge_fills = False                          # every read looks up on its own
+        self.gpc_of = gpc_of_sms(fab, n_sm) if self.scope == "gpc" else [0] * n_sm
+        # line key -> [merge window end, done, mergeable bytes, reads] (cp.async; scope "fill"), or
+        # line key * 256 + gpc -> [window end, done, bytes, reads] (open lookups; scopes "gpc" / "gpu") and
+        # line key * 256 + 255 -> [done, done, DRAM bytes, 1] (outstanding DRAM fills, for hit-on-miss)
+        self.fills: dict[int, list] = {}
+        self._prune_at = 8192
         self.merged_bytes = 0      # read bytes merged into an outstanding L2 fill (no slice traffic; components/tma.py)
         self.mshr_stall_cycles = 0
         self.far_lines = 0
@@ -378,28 +400,10 @@ class MemorySystem:
             self.dram_read_bytes += dbytes
             if op == "atom":
                 self.l2_write_bytes += sbytes
-        fill = self.fills.get(key) if key else None
-        if (fill is not None and not dbytes and not write and s1 < fill[0]
-                and (not self.lookup_cap or fill[3] < self.lookup_cap)):
-            # the lines' DRAM fill (another SM's request) is still outstanding at the slices: the sectors that
-            # miss there merge into its miss-status entry (no second slice pass, no lts__t traffic); the rest
-            # are L2 hits; merged data returns with the fill
-            fill[3] += 1
-            mb = fill[2] if fill[2] < sbytes else sbytes
-            self.merged_bytes += mb
-            self.l2_read_bytes -= mb
-            rest = sbytes - mb
-            done = self._l2(s1, sm, rest, 0, lines, False) if rest > 0 else s1
-            if fill[1] > done:
-                done = fill[1]
+        if self.share_lookups:
+            done = self._lookup(s1, sm, key, sbytes, dbytes, lines, write)
         else:
-            done = self._l2(s1, sm, sbytes, dbytes, lines, write)
-            if key and not write:
-                if dbytes:
-                    self._note_fill(key, s1, done, sbytes if self.coalesce_hits else dbytes)
-                elif self.coalesce_hits:
-                    # an L2 hit: its lookup absorbs reads of the same lines for one L2 round trip
-                    self._note_fill(key, s1, done, sbytes, s1 + self.l2_rt)
+            done = self._fill_merge(s1, sm, key, sbytes, dbytes, lines, write)
         if not write:
             # crossbar response port of the SM
             done = self._xbar(sm, t, done, sbytes)
@@ -414,15 +418,63 @@ class MemorySystem:
         self.inflight_lines[sm] = n
         return di
 
+    def _fill_merge(self, s1: float, sm: int, key: int, sbytes: int, dbytes: int, lines: int, write: bool) -> float:
+        """Scope ``fill``: a read whose lines another SM is filling from DRAM merges into that fill."""
+        fill = self.fills.get(key) if key else None
+        if (fill is not None and not dbytes and not write and s1 < fill[0]
+                and (not self.lookup_cap or fill[3] < self.lookup_cap)):
+            # the lines' DRAM fill (another SM's request) is still outstanding at the slices: the sectors that
+            # miss there merge into its miss-status entry (no second slice pass, no lts__t traffic); the rest
+            # are L2 hits; merged data returns with the fill
+            fill[3] += 1
+            mb = fill[2] if fill[2] < sbytes else sbytes
+            self.merged_bytes += mb
+            self.l2_read_bytes -= mb
+            rest = sbytes - mb
+            done = self._l2(s1, sm, rest, 0, lines, False) if rest > 0 else s1
+            if fill[1] > done:
+                done = fill[1]
+            return done
+        done = self._l2(s1, sm, sbytes, dbytes, lines, write)
+        if key and dbytes and not write:
+            self._note_fill(key, s1, done, dbytes)
+        return done
+
+    def _lookup(self, s1: float, sm: int, key: int, sbytes: int, dbytes: int, lines: int, write: bool) -> float:
+        """Scopes ``gpc`` / ``gpu``: a read shares an outstanding lookup of its lines from its group, or looks up
+        (waiting for an outstanding DRAM fill of the lines: hit-on-miss) and opens a lookup the group can share."""
+        if not key or write:
+            return self._l2(s1, sm, sbytes, dbytes, lines, write)
+        ck = (key << 8) | self.gpc_of[sm]
+        fills = self.fills
+        ent = fills.get(ck)
+        if (ent is not None and not dbytes and s1 < ent[0]
+                and (not self.lookup_cap or ent[3] < self.lookup_cap)):
+            ent[3] += 1
+            self.merged_bytes += sbytes
+            self.l2_read_bytes -= sbytes
+            return ent[1]
+        done = self._l2(s1, sm, sbytes, dbytes, lines, False)
+        fk = key << 8 | 255
+        if dbytes:
+            self._note_fill(fk, s1, done, dbytes, done)
+        else:
+            f = fills.get(fk)
+            if f is not None and f[1] > done:
+                done = f[1]
+        self._note_fill(ck, s1, done, sbytes, done)
+        return done
+
     def _note_fill(self, key: int, t: float, done: float, dram_bytes: int, window_end=None) -> None:
-        """An outstanding lookup of the lines ``key`` (a DRAM fill; with ``l2.coalesce_hits`` also an L2 hit): a
-        request reaching the slices before ``window_end`` (default: before a fill's data leaves them, ``done`` -
+        """An outstanding lookup of the lines ``key`` (scope ``fill``: a DRAM fill; ``gpc`` / ``gpu``: any lookup,
+        key = line key * 256 + group, and DRAM fills at group 255): a request reaching the slices before ``window_end`` (default: before a fill's data leaves them, ``done`` -
         the mean L2 round trip) merges into it (:meth:`global_access`), at most ``requests_per_lookup_max`` in
         all. Entry: [window end, done, mergeable bytes, requests]."""
         fills = self.fills
-        if len(fills) > 8192:   # drop fills long completed (calls arrive in near time order)
+        if len(fills) > self._prune_at:   # drop fills long completed (calls arrive in near time order)
             for k in [k for k, f in fills.items() if f[1] < t - 4096]:
                 del fills[k]
+            self._prune_at = max(8192, 2 * len(fills))   # amortised: never a scan per call
         fills[key] = [done - self.l2_rt if window_end is None else window_end, done, dram_bytes, 1]
 
     def _hbm_util(self, p: int, t: float) -> float:

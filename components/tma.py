@@ -18,11 +18,14 @@ Per SM:
   in-bounds bytes otherwise; OOB bytes never reach DRAM (the trace's DRAM bytes are in-bounds only). Writes:
   only in-bounds bytes make traffic; they are read from smem at ``store_source_bytes_per_cycle`` and counted as
   written back to DRAM once.
-* **In-flight fill merging** (L2 miss-status entries): a load whose box (payload a3 bits 32+, ``tma_ops.box_key``)
-  is being filled from DRAM for another SM's load, and whose request stream reaches the slices before that fill's
-  data has left them (start < fill done - L2 round trip - stream length), merges into the fill: its DRAM-missing
-  bytes take no slice bandwidth and are not L2 traffic (Nsight ``lts__t_bytes`` of the TMA GEMMs is 65-82 % of
-  the bytes the tiles request), and arrive with the fill. FlashGPU-sim: ``-gpgpu_l2_tma_request_coalescing``.
+* **Lookup coalescing** (``l2.coalesce_scope``, components/memory.py): ``gpc`` (default): a load of a box (payload
+  a3 bits 32+, ``tma_ops.box_key``) that SMs of its GPC have an outstanding lookup of (from that load's start until
+  its data is back, less its stream length) shares it, at most ``l2.requests_per_lookup_max`` loads per lookup: no
+  slice bandwidth, no L2 traffic, data with the first; otherwise it looks up (without the cp.async path's
+  hit-on-miss wait: ``_lookup``). ``fill``: a load whose stream reaches the slices while another SM's DRAM fill of
+  the box is outstanding (start < fill done - L2 round trip - stream length) merges into it (Nsight
+  ``lts__t_bytes`` of the TMA GEMMs is 65-82 % of the bytes the tiles request). FlashGPU-sim:
+  ``-gpgpu_l2_tma_request_coalescing``.
 * **Completion**: last response + ``completion_latency_cycles``; loads schedule an engine event that calls
   ``mbar.complete_tx(key, nbytes, t_done)``; stores retire their bulk group (``bulk_commit`` /
   ``bulk_group_done`` for ``cp.async.bulk.commit_group`` / ``wait_group``).
@@ -76,6 +79,7 @@ class TmaUnit:
         # bytes of the fill). A load of the same box that reaches the slices while the fill is outstanding merges
         # into it: no second tag/data pass, no slice bandwidth; its data returns with the fill.
         self.fills: dict[int, tuple] = {}
+        self._prune_at = 4096
         self.merge = True          # tests switch it off to compare
         self.merged_bytes = 0
         self.groups: dict[tuple[int, int], list] = {}  # (sm, warp) -> [committed group done..., open group done]
@@ -125,37 +129,10 @@ class TmaUnit:
             key = inb_bytes >> BOX_KEY_SHIFT
             inb_bytes &= (1 << BOX_KEY_SHIFT) - 1
             traffic = nbytes if self.oob_l2 else inb_bytes
-            fill = self.fills.get(key) if (key and self.merge) else None
-            cap = mem.lookup_cap if hasattr(mem, "lookup_cap") else 0
-            if fill is not None and g0 < fill[0] and not dram_bytes and (not cap or fill[4] < cap):
-                fill[4] += 1
-                # the box's DRAM fill (another SM's load) is still outstanding at the slices: the sectors that
-                # miss there merge into it (no slice bandwidth, no lts__t traffic); the rest are L2 hits
-                mb = min(traffic, fill[2])
-                self.merged_bytes += mb
-                if hasattr(mem, "merged_bytes"):
-                    mem.merged_bytes += mb
-                rest = traffic - mb
-                # the request stream runs at the L2-hit rate (a hit-on-miss holds its slot only until the fill,
-                # already under way, returns); merged sectors arrive no earlier than the fill completes
-                g1 = g0 + traffic / self.rate_l2
-                done = mem.bulk(g0, sm, rest, 0, False, g1) if rest > 0 else _ceil(g1)
-                if fill[1] > done:
-                    done = _ceil(fill[1])
+            if key and self.merge and getattr(mem, "scope", "fill") in ("gpc", "gpu"):
+                g1, done = self._lookup(sm, key, g0, traffic, dram_bytes)
             else:
-                # Little's law per request kind: the DRAM-missing share of the box streams at the DRAM-latency rate
-                fd = min(1.0, dram_bytes / traffic) if traffic > 0 else 0.0
-                g1 = g0 + traffic * ((1.0 - fd) / self.rate_l2 + fd / self.rate_dram)
-                done = mem.bulk(g0, sm, traffic, dram_bytes, False, g1) if traffic > 0 else int(g1) + 1
-                hits = getattr(mem, "coalesce_hits", False)
-                if key and dram_bytes and self.merge:
-                    # the fill is outstanding at the slices until its last sector's data leaves for the SM: a
-                    # request stream that starts before (done - L2 round trip - stream length) meets it there
-                    self._note_fill(key, g0, g1, done, traffic if hits else dram_bytes)
-                elif key and hits and self.merge:
-                    # l2.coalesce_hits: an L2-hit stream's lookups absorb another SM's stream of the same box
-                    # starting within one L2 round trip
-                    self._note_fill(key, g0, g1, done, traffic, g0 + self._rt())
+                g1, done = self._fill_merge(sm, key, g0, traffic, dram_bytes)
         self.gen_free[sm] = g1
         self.gen_busy += g1 - g0
         t_done = done + self.done_lat
@@ -173,15 +150,79 @@ class TmaUnit:
         self.last_done = t_done
         return release
 
+    def _fill_merge(self, sm: int, key: int, g0: float, traffic: int, dram_bytes: int):
+        """Scope ``fill`` (components/memory.py): a box load meeting another SM's outstanding DRAM fill of the box
+        merges into it. Returns (request stream end, completion)."""
+        mem = self.mem
+        merge = self.merge and getattr(mem, "scope", "fill") != "none"
+        fill = self.fills.get(key) if (key and merge) else None
+        cap = getattr(mem, "lookup_cap", 0)
+        if fill is not None and g0 < fill[0] and not dram_bytes and (not cap or fill[4] < cap):
+            fill[4] += 1
+            # the box's DRAM fill (another SM's load) is still outstanding at the slices: the sectors that
+            # miss there merge into it (no slice bandwidth, no lts__t traffic); the rest are L2 hits
+            mb = min(traffic, fill[2])
+            self.merged_bytes += mb
+            if hasattr(mem, "merged_bytes"):
+                mem.merged_bytes += mb
+            rest = traffic - mb
+            # the request stream runs at the L2-hit rate (a hit-on-miss holds its slot only until the fill,
+            # already under way, returns); merged sectors arrive no earlier than the fill completes
+            g1 = g0 + traffic / self.rate_l2
+            done = mem.bulk(g0, sm, rest, 0, False, g1) if rest > 0 else _ceil(g1)
+            if fill[1] > done:
+                done = _ceil(fill[1])
+            return g1, done
+        # Little's law per request kind: the DRAM-missing share of the box streams at the DRAM-latency rate
+        fd = min(1.0, dram_bytes / traffic) if traffic > 0 else 0.0
+        g1 = g0 + traffic * ((1.0 - fd) / self.rate_l2 + fd / self.rate_dram)
+        done = mem.bulk(g0, sm, traffic, dram_bytes, False, g1) if traffic > 0 else int(g1) + 1
+        if key and dram_bytes and merge:
+            # the fill is outstanding at the slices until its last sector's data leaves for the SM: a request
+            # stream that starts before (done - L2 round trip - stream length) meets it there
+            self._note_fill(key, g0, g1, done, dram_bytes)
+        return g1, done
+
+    def _lookup(self, sm: int, key: int, g0: float, traffic: int, dram_bytes: int):
+        """Scopes ``gpc`` / ``gpu`` (components/memory.py): a box load shares the outstanding lookups of the same
+        box from its group (their requests are in flight from the leader's start until its data is back, less
+        the stream length), at most ``l2.requests_per_lookup_max``; else it looks up (no hit-on-miss wait: see
+        below). Returns (request stream end, completion)."""
+        mem = self.mem
+        fills = self.fills
+        ck = (key << 8) | mem.gpc_of[sm]
+        ent = fills.get(ck)
+        cap = mem.lookup_cap
+        if ent is not None and not dram_bytes and g0 < ent[0] and (not cap or ent[4] < cap):
+            ent[4] += 1
+            self.merged_bytes += traffic
+            mem.merged_bytes += traffic
+            g1 = g0 + traffic / self.rate_l2
+            done = _ceil(g1)
+            return g1, (done if done > ent[1] else ent[1])
+        fd = min(1.0, dram_bytes / traffic) if traffic > 0 else 0.0
+        g1 = g0 + traffic * ((1.0 - fd) / self.rate_l2 + fd / self.rate_dram)
+        done = mem.bulk(g0, sm, traffic, dram_bytes, False, g1) if traffic > 0 else int(g1) + 1
+        if dram_bytes:
+            self._note_fill((key << 8) | 255, g0, g1, done, dram_bytes, done)
+        # No hit-on-miss wait for boxes (unlike cp.async, components/memory.py): the DRAM first touch is fixed by
+        # the functional pass (lowest CTA), so only readers later than that CTA would wait and earlier ones would
+        # hit; with admission_depth 2 that made gemm_tma_M2048 9 % slower at 96 than at 32 request bytes/cycle
+        # (studies/tma_sweep.ipynb). Without the wait: monotonic, calibration / held-out TMA GEMMs +8.5 / -1.8 /
+        # -16.3 / -16.9 % vs +7.9 / -4.2 / -16.2 / -16.3 % with it (2026-12-03).
+        self._note_fill(ck, g0, g1, done, traffic, done - (g1 - g0))
+        return g1, done
+
     def _rt(self) -> float:
         return self.mem.tma_l2_lat if getattr(self.mem, "tma_l2_lat", None) is not None else self.mem.l2_rt
 
     def _note_fill(self, key: int, g0: float, g1: float, done: int, dram_bytes: int, window_end=None) -> None:
         """Entry: [window end, done, mergeable bytes, stream end, requests] (components/memory.py)."""
         fills = self.fills
-        if len(fills) > 4096:   # drop fills long completed (calls arrive in near time order)
+        if len(fills) > self._prune_at:   # drop fills long completed (calls arrive in near time order)
             for k in [k for k, f in fills.items() if f[1] < g0 - 4096]:
                 del fills[k]
+            self._prune_at = max(4096, 2 * len(fills))   # amortised: never a scan per call
         we = done - self._rt() - (g1 - g0) if window_end is None else window_end
         fills[key] = [we, done, dram_bytes, g1, 1]
 

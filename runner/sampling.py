@@ -4,6 +4,19 @@ GPU is accounted for statistically.
 ``simulate(..., mode="sampled", sample=None | k | [sm ids] | {"sms": k or [ids], "seed": s})`` replays ``k`` SMs
 (default :data:`DEFAULT_SMS`) through the same SM core and units as detailed mode:
 
+* **Whole GPCs** (when ``l2.coalesce_scope`` is ``gpc``, as in every bundled YAML, and the kernel has cp.async or
+  TMA loads, the reads that share lookups; runner/simulate.py ``_plan_sample``): reads of one GPC
+  share L2 lookups (components/memory.py, microbench ``l2_coalesce_pairs``), so a sample of scattered SMs sees a
+  quarter of the sharing a GPC has (TMA GEMMs then ran 9-10 % off detailed mode). The sample is
+  ``round(k / mean GPC size)`` whole GPCs, evenly spaced over the GPC indices from GPC 0 (k = 33 on h200: GPCs
+  0 and 4, SMs 0-15 and 64-79; other seeds start elsewhere). GPC 0 runs the first CTAs of every row: in a one-wave
+  launch those take the grid's DRAM first touches and finish last (gemm_tma_M2048: GPCs 1 and 5 end 18 % early),
+  and in the last, partial wave they are the ones that run. The sample is the CTAs they run on the full GPU: the
+  first wave places CTA ``c`` on SM ``c mod n_sms`` (slot-major; the hardware fills it GPC by GPC in the same
+  order, microbench ``map.txt``), so the sample is every CTA whose ``c mod n_sms`` is a sampled SM. That keeps the wave structure and puts each CTA
+  next to the neighbours it has on the full GPU. Each unsampled CTA of a row of ``n_sms`` stands behind a
+  sampled CTA of the row (its ghost, for DRAM fills). The paragraphs below describe the other case (an explicit
+  SM list, clusters, or another scope).
 * **Which SMs**: ``k`` SMs evenly spaced over the SM index range (seed-chosen offset, ``random.Random(seed)``),
   so both L2 partitions (near partition = ``sm * partitions // n_sms``) are represented equally.
 * **Which CTAs** (stratified by launch position): the launch order ``0 .. n_ctas-1`` is cut into ``n_sub``
@@ -23,7 +36,9 @@ GPU is accounted for statistically.
   gemm_ptr_M512_N3000 with 96 CTAs on 132 SMs — or fewer than ``max(4, k / 2)`` CTAs in the sample), the run is
   a detailed one; ``metrics["sampling"]`` says so (``mode: "detailed"``, ``fallback``).
 * **Result**: ``cycles`` = the last sampled SM's completion; counters (instructions, bytes, FLOP-based
-  utilisation) are scaled by ``n_ctas / n_sub``; ratios (stalls, occupancy) come from the sampled SMs.
+  utilisation) are scaled by ``n_ctas / n_sub``, except DRAM read bytes, which the functional pass knows for the
+  whole grid (its first touches: a stratum's first CTA reads shared tiles from DRAM, its others hit, so scaling
+  the sampled CTA's reads over-counted GEMMs by up to 25 %); ratios (stalls, occupancy) come from the sampled SMs.
   ``metrics["sampling"]``: ``sms, seed, fraction, ctas_simulated, ctas_total, scale, cycles_error_pct`` and its
   parts. Error estimate (1 sigma, % of cycles), two independent terms added in quadrature:
   *tail*: the full GPU ends with the slowest of ``n_sms`` SMs, the sample with the slowest of ``k``: the spread
@@ -33,13 +48,12 @@ GPU is accounted for statistically.
   over ``sqrt(k)``, with the finite-population factor ``sqrt(1 - n_sub / n_ctas)`` (how far the sample's mean CTA
   cost may be from the grid's).
 * **Ghost fills** (runner/ghost_fills.py): each sampled CTA stands for the other CTAs of its stratum. Cross-SM
-  coupling through L2 fill merging (components/memory.py and tma.py ``fills``: a load of lines whose DRAM fill
-  another CTA has in flight merges into it, no slice bandwidth) would otherwise only happen among sampled CTAs,
-  so a mini-GPU would merge less than the full GPU and see more L2 traffic (gemm_ptr_M4096 at its measured
-  clock: +12.9 % cycles vs detailed without ghost fills, -0.2 % with them). When a sampled CTA issues a
-  cp.async, the same dynamic cp.async of its ghosts registers their fills (DRAM first touches in the functional
-  trace) at that time moved by their launch skew; nothing is reserved for them (the scaled servers carry their bandwidth). ``sample={"ghost_fills": False}``
-  turns it off, ``"all"`` adds TMA box fills (which over-correct: see ghost_fills.py).
+  coupling through the L2 (components/memory.py ``l2.coalesce_scope``: reads of the same lines from SMs of one
+  GPC share a lookup; a lookup of lines being filled from DRAM waits for the fill) would otherwise only happen
+  among sampled CTAs. When a sampled CTA issues a cp.async, the same dynamic cp.async of its ghosts registers
+  their lookups and DRAM fills at that time moved by their launch skew; nothing is reserved for them (the scaled
+  servers carry their bandwidth). ``sample={"ghost_fills": False}`` turns it off, ``"all"`` adds TMA boxes.
+  With a GPC sample, lookup sharing happens among the sampled SMs themselves and ghosts add DRAM fills only.
 """
 from __future__ import annotations
 
@@ -110,6 +124,7 @@ class Sample:
         self.sched: SubsetScheduler | None = None
         self.ghosts: dict[int, list[int]] = {}   # sampled CTA -> the unsampled CTAs of its stratum
         self.ghost_fills: bool | str = True      # replay the ghosts' cp.async fills ("all": TMA too; ghost_fills.py)
+        self.by_gpc = False                      # whole GPCs sampled (plan(gpc_of=...))
 
     # -- the sample --------------------------------------------------------------------------------------
     def choose(self, n_sms: int) -> list[int]:
@@ -132,13 +147,47 @@ class Sample:
         n = waves * slots_sub + (max(1, int(math.floor(rem * k / n_sms + 0.5))) if rem else 0)
         return min(units, n) * cl
 
-    def plan(self, n_ctas: int, n_sms: int, ctas_per_sm: int, cluster: int = 1) -> "Sample":
-        """Choose the SMs and the stratified CTA sample (or decide to fall back to a detailed run)."""
+    def choose_gpcs(self, gpc_of: list[int], partitions: int = 2) -> list[int]:
+        """Whole GPCs (``gpc_of[sm]``): ``round(k / mean GPC size)`` of them (at least one, not all), evenly spaced
+        over the GPC indices from GPC 0 (seed 0), or from the offset the seed picks among the others (those whose
+        SMs split most evenly over the L2 partitions, ``sm * partitions // n_sms``, first); their SMs in id
+        order."""
+        n, n_g = len(gpc_of), max(gpc_of) + 1
+        m = min(n_g - 1, max(1, int(math.floor(self.k * n_g / n + 0.5))))
+        stride = n_g / m
+        P = max(1, int(partitions))
+
+        def sms(off):
+            chosen = {(off + int(i * stride)) % n_g for i in range(m)}
+            return [sm for sm, g in enumerate(gpc_of) if g in chosen]
+
+        def imbalance(ids):
+            cnt = [0] * P
+            for sm in ids:
+                cnt[min(P - 1, sm * P // n)] += 1
+            return max(cnt) - min(cnt)
+
+        # seed 0: offset 0, so GPC 0 is in the sample: it runs the first CTAs of every row (launch position 0..),
+        # which take the grid's DRAM first touches in a one-wave launch and start the last partial wave; other
+        # seeds take the other offsets, the most evenly split over the L2 partitions first
+        rest = sorted(range(1, max(1, int(stride))), key=lambda o: (imbalance(sms(o)), o))
+        offs = [0] + rest
+        return sms(offs[self.seed % len(offs)])
+
+    def plan(self, n_ctas: int, n_sms: int, ctas_per_sm: int, cluster: int = 1,
+             gpc_of: list[int] | None = None, partitions: int = 2) -> "Sample":
+        """Choose the SMs and the CTA sample (or decide to fall back to a detailed run). ``gpc_of`` (the GPC of
+        each SM, given when reads of one GPC share L2 lookups): sample whole GPCs and the CTAs they run on the
+        full GPU (:meth:`_plan_gpcs`)."""
         self.n_ctas, self.n_sms, self.ctas_per_sm = int(n_ctas), int(n_sms), max(1, int(ctas_per_sm))
-        self.sms = self.choose(n_sms)
-        k = len(self.sms)
         cl = max(1, int(cluster))
-        n_sub = self.sample_size(n_ctas, n_sms, k, self.ctas_per_sm, cl)
+        by_gpc = (gpc_of is not None and self.ids is None and cl == 1 and len(gpc_of) == n_sms
+                  and max(gpc_of) > 0 and self.k < n_sms)
+        self.sms = self.choose_gpcs(gpc_of, partitions) if by_gpc else self.choose(n_sms)
+        self.by_gpc = by_gpc
+        k = len(self.sms)
+        n_sub = (sum(1 for c in range(n_ctas) if (c % n_sms) in set(self.sms)) if by_gpc
+                 else self.sample_size(n_ctas, n_sms, k, self.ctas_per_sm, cl))
         self.fallback = None
         if k >= n_sms:
             self.fallback = f"the sample ({k} SMs) is the whole GPU ({n_sms} SMs)"
@@ -154,6 +203,8 @@ class Sample:
         if self.fallback:
             self.ctas = list(range(n_ctas))
             return self
+        if by_gpc:
+            return self._plan_gpcs()
         rng = random.Random(f"warpgraph-sample-{self.seed}")
         units = n_ctas // cl
         m = n_sub // cl
@@ -171,6 +222,26 @@ class Sample:
         for u, (lo, hi) in zip(picks, bounds):
             for j in range(cl):
                 self.ghosts[u * cl + j] = [v * cl + j for v in range(lo, hi) if v != u]
+        return self
+
+    def _plan_gpcs(self) -> "Sample":
+        """GPC sample: the full GPU runs CTA ``c`` on SM ``c mod n_sms`` in its first wave (slot-major; later waves
+        follow the retire order, which for uniform CTAs repeats it), so the sampled GPCs run the CTAs at their SMs'
+        positions of every row of ``n_sms`` CTAs, next to the same neighbours as on the full GPU (L2 lookups are
+        shared within a GPC: components/memory.py). Ghosts: each unsampled CTA of a row stands behind the sampled
+        CTA of that row at the same rank (round robin), for its DRAM fills (runner/ghost_fills.py)."""
+        n, N = self.n_sms, self.n_ctas
+        pos = list(self.sms)
+        inset = set(pos)
+        self.ctas = [c for c in range(N) if (c % n) in inset]
+        self.ghosts = {c: [] for c in self.ctas}
+        for r0 in range(0, N, n):
+            twins = [r0 + j for j in pos if r0 + j < N]
+            if not twins:
+                twins = [max(c for c in self.ctas if c < r0)]
+            others = [r0 + j for j in range(n) if j not in inset and r0 + j < N]
+            for i, c in enumerate(others):
+                self.ghosts[twins[i % len(twins)]].append(c)
         return self
 
     def assign(self, n_ctas: int, n_sms: int, ctas_per_sm: int) -> dict[int, list[int]]:
@@ -217,14 +288,18 @@ class Sample:
         return {"tail_pct": round(100.0 * tail / cyc, 3), "work_pct": round(100.0 * work / cyc, 3),
                 "cycles_error_pct": round(100.0 * math.hypot(tail, work) / cyc, 3)}
 
-    def finish(self, out, n_ctas: int, n_ctas_run: int, n_sms: int) -> None:
-        """Scale counters of a sampled run to the whole GPU and add ``metrics["sampling"]``."""
+    def finish(self, out, n_ctas: int, n_ctas_run: int, n_sms: int, exact: dict | None = None) -> None:
+        """Scale counters of a sampled run to the whole GPU and add ``metrics["sampling"]``. ``exact``: counters
+        known for the whole grid without timing (the functional pass's DRAM first-touch reads), used as they are."""
         m = out.metrics
         core = out.core
         sf = n_ctas / n_ctas_run if n_ctas_run else 0.0
         for key in ("warp_instructions", "ptx_warp_instructions", "dram_read_bytes", "dram_write_bytes", "l2_bytes"):
             if key in m:
                 m[key] = int(round(m[key] * sf))
+        for key, v in (exact or {}).items():
+            if key in m and v is not None:
+                m[key] = int(v)
         if "tensor_utilization_pct" in m:
             m["tensor_utilization_pct"] = round(m["tensor_utilization_pct"] * sf, 3)
         err = self.error_terms(core, m.get("cycles", 0))

@@ -481,7 +481,8 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
     m["sm_events"] = core.sm_events
     m["window_cycles"] = cfg.window
     if sample is not None:
-        sample.finish(out, trace.n_ctas, n_ctas_run, cfg.n_sms)
+        sample.finish(out, trace.n_ctas, n_ctas_run, cfg.n_sms,
+                      exact={"dram_read_bytes": getattr(trace, "dram_first_touch_bytes", None)})
         if ghost is not None:
             m["sampling"]["ghost_fills"] = ghost.registered
     return out

@@ -113,8 +113,13 @@ def test_smem_bandwidth_128_bytes_per_cycle():
 
 def test_cp_async_merges_into_outstanding_dram_fill():
     """cp.async of the same lines (payload a1 high bits: memops._cp_async_key) from a second SM while the first
-    SM's DRAM fill is outstanding merges into it: one L2 pass, one DRAM read, not done before the fill."""
-    s = spec("h200")
+    SM's DRAM fill is outstanding merges into it: one L2 pass, one DRAM read, not done before the fill
+    (``l2.coalesce_scope: fill``; SMs 0 and 7 are also in one GPC, so the default ``gpc`` scope shares too)."""
+    for scope in ("fill", "gpc"):
+        _fill_merge_case(wg.load_arch("h200", overrides={"l2.coalesce_scope": scope}))
+
+
+def _fill_merge_case(s):
     mem = MemorySystem(s)
     key = 12345 << 32
     d0 = mem.global_access(0, 0, "cp_async", 16, key | 16, 4, 512)
@@ -154,28 +159,31 @@ def test_cp_async_line_key_identifies_lines():
 
 
 def test_coalesced_l2_hits_and_the_lookup_cap():
-    """l2.coalesce_hits: reads of the same lines from other SMs within one L2 round trip of an L2 hit share its
-    lookup; l2.requests_per_lookup_max caps the sharing (microbench l2_shared_read: 3.8 reads per lookup in lock
-    step; l2_coalesce_skew: sharing fades beyond ~250 cycles of skew)."""
-    s = wg.load_arch("h200", overrides={"l2.coalesce_hits": True, "l2.requests_per_lookup_max": 4})
+    """l2.coalesce_scope gpc (default): reads of the same lines from SMs of one GPC while an L2 hit's lookup is
+    outstanding share it; l2.requests_per_lookup_max caps the sharing (microbench l2_coalesce_pairs: at most 4
+    reads per lookup; tests/test_l2_lookup_coalescing.py replays the whole measurement)."""
+    s = wg.load_arch("h200")
+    assert s.l2.coalesce_scope == "gpc" and s.l2.requests_per_lookup_max == 4
     mem = MemorySystem(s)
     key = 777 << 32
     d0 = mem.global_access(0, 0, "cp_async", 16, key, 4, 512)               # an L2 hit
     for i in range(1, 4):                                                    # three more SMs: share it
         assert mem.global_access(10 * i, i, "cp_async", 16, key, 4, 512) >= d0
     assert mem.merged_bytes == 3 * 512 and mem.l2_read_bytes == 512
-    mem.global_access(40, 5, "cp_async", 16, key, 4, 512)                    # the 5th: its own lookup
+    d4 = mem.global_access(40, 5, "cp_async", 16, key, 4, 512)               # the 5th: its own lookup
     assert mem.merged_bytes == 3 * 512 and mem.l2_read_bytes == 2 * 512
-    mem.global_access(40 + int(mem.l2_rt) + 10, 6, "cp_async", 16, key, 4, 512)   # one round trip later: its own
-    assert mem.l2_read_bytes == 3 * 512
-    off = MemorySystem(spec("h200"))                                          # off (default): hits never merge
+    mem.global_access(41, 40, "cp_async", 16, key, 4, 512)                   # SM 40 (GPC 2): its own
+    assert mem.merged_bytes == 3 * 512 and mem.l2_read_bytes == 3 * 512
+    mem.global_access(d4 + 10, 6, "cp_async", 16, key, 4, 512)               # after the data is back: its own
+    assert mem.l2_read_bytes == 4 * 512
+    off = MemorySystem(wg.load_arch("h200", overrides={"l2.coalesce_scope": "fill"}))   # fill: hits never merge
     for i in range(3):
         off.global_access(10 * i, i, "cp_async", 16, key, 4, 512)
     assert off.merged_bytes == 0
 
 
 def test_coalesced_tma_box_hits():
-    s = wg.load_arch("h200", overrides={"l2.coalesce_hits": True, "l2.requests_per_lookup_max": 4})
+    s = wg.load_arch("h200")
     eng = Engine(ClockDomain("sm", 1755.0))
     mem = MemorySystem(s, eng)
     tma = TmaUnit(s, eng, mem, None)

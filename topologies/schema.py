@@ -276,8 +276,10 @@ class L2Spec(Section):
     mshrs_per_slice: PosInt = 96
     reuse_capacity_bytes: PosInt | None = Field(None, description="capacity an LRU over 128-B lines must have to "
                                                 "reproduce measured reuse and dirty write-back (None = size_bytes)")
-    coalesce_hits: bool = Field(False, description="a read (cp.async / TMA) of lines another SM's read looked up "
-                                "less than one L2 round trip earlier shares that lookup, hit or DRAM fill")
+    coalesce_scope: Literal["none", "fill", "gpc", "gpu"] = Field(
+        "gpc", description="which reads (cp.async / TMA) of the same lines share an L2 lookup (components/memory.py): "
+        "gpc = SMs of one GPC while the first lookup is outstanding, gpu = any SMs, fill = any SM into an "
+        "outstanding DRAM fill only, none = never")
     requests_per_lookup_max: PosInt | None = Field(None, description="at most this many reads share one L2 lookup "
                                                    "(None: no limit)")
 
