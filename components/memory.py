@@ -61,7 +61,8 @@ def param(section, name: str, default):
 
 
 def gpc_of_sms(fabric, n_sm: int) -> list[int]:
-    """GPC of each SM id: ids are GPC-major (``fabric.sms_per_gpc``, else spread evenly; topologies.builder.sm_layout)."""
+    """GPC of each SM id: ids are GPC-major (``fabric.sms_per_gpc``, else spread evenly; as
+    topologies.builder.sm_layout)."""
     g = int(param(fabric, "gpcs", 1) or 1)
     per = param(fabric, "sms_per_gpc", None)
     per = list(per) if per else [n_sm // g + (1 if i < n_sm % g else 0) for i in range(g)]
@@ -467,9 +468,10 @@ class MemorySystem:
 
     def _note_fill(self, key: int, t: float, done: float, dram_bytes: int, window_end=None) -> None:
         """An outstanding lookup of the lines ``key`` (scope ``fill``: a DRAM fill; ``gpc`` / ``gpu``: any lookup,
-        key = line key * 256 + group, and DRAM fills at group 255): a request reaching the slices before ``window_end`` (default: before a fill's data leaves them, ``done`` -
-        the mean L2 round trip) merges into it (:meth:`global_access`), at most ``requests_per_lookup_max`` in
-        all. Entry: [window end, done, mergeable bytes, requests]."""
+        key = line key * 256 + group, and DRAM fills at group 255): a request reaching the slices before
+        ``window_end`` (default: before a fill's data leaves them, ``done`` - the mean L2 round trip) merges into it
+        (:meth:`global_access`), at most ``requests_per_lookup_max`` in all. Entry: [window end, done, mergeable
+        bytes, requests]."""
         fills = self.fills
         if len(fills) > self._prune_at:   # drop fills long completed (calls arrive in near time order)
             for k in [k for k, f in fills.items() if f[1] < t - 4096]:

@@ -4,7 +4,8 @@ usage: python microbench/parse_l2_pairs.py results/h200_l2_pairs_2026-12-03
 
 ``first_wave_smid``: the %smid of CTA i of a 132-CTA launch (one CTA per SM), i.e. the hardware CTA scheduler's
 SM order; ``sets``: per profiled launch, the SMs (%smid) that read the same 1 MiB in lock step and the measured SM
-reads per L2 lookup (``l1tex__m_xbar2l1tex_read_bytes`` / 32 / ``lts__t_sectors_srcunit_tex_op_read_lookup_{hit,miss}``).
+reads per L2 lookup (``l1tex__m_xbar2l1tex_read_bytes`` / 32 /
+``lts__t_sectors_srcunit_tex_op_read_lookup_{hit,miss}``).
 """
 from __future__ import annotations
 

@@ -13,10 +13,10 @@ GPU is accounted for statistically.
   launch those take the grid's DRAM first touches and finish last (gemm_tma_M2048: GPCs 1 and 5 end 18 % early),
   and in the last, partial wave they are the ones that run. The sample is the CTAs they run on the full GPU: the
   first wave places CTA ``c`` on SM ``c mod n_sms`` (slot-major; the hardware fills it GPC by GPC in the same
-  order, microbench ``map.txt``), so the sample is every CTA whose ``c mod n_sms`` is a sampled SM. That keeps the wave structure and puts each CTA
-  next to the neighbours it has on the full GPU. Each unsampled CTA of a row of ``n_sms`` stands behind a
-  sampled CTA of the row (its ghost, for DRAM fills). The paragraphs below describe the other case (an explicit
-  SM list, clusters, or another scope).
+  order, microbench ``map.txt``), so the sample is every CTA whose ``c mod n_sms`` is a sampled SM. That keeps
+  the wave structure and puts each CTA next to the neighbours it has on the full GPU. Each unsampled CTA of a
+  row of ``n_sms`` stands behind a sampled CTA of the row (its ghost, for DRAM fills). The paragraphs below
+  describe the other case (an explicit SM list, clusters, or another scope).
 * **Which SMs**: ``k`` SMs evenly spaced over the SM index range (seed-chosen offset, ``random.Random(seed)``),
   so both L2 partitions (near partition = ``sm * partitions // n_sms``) are represented equally.
 * **Which CTAs** (stratified by launch position): the launch order ``0 .. n_ctas-1`` is cut into ``n_sub``
@@ -186,8 +186,11 @@ class Sample:
         self.sms = self.choose_gpcs(gpc_of, partitions) if by_gpc else self.choose(n_sms)
         self.by_gpc = by_gpc
         k = len(self.sms)
-        n_sub = (sum(1 for c in range(n_ctas) if (c % n_sms) in set(self.sms)) if by_gpc
-                 else self.sample_size(n_ctas, n_sms, k, self.ctas_per_sm, cl))
+        if by_gpc:   # every CTA c with c mod n_sms in the sampled SMs
+            rows, rem = divmod(n_ctas, n_sms)
+            n_sub = rows * k + sum(1 for sm in self.sms if sm < rem)
+        else:
+            n_sub = self.sample_size(n_ctas, n_sms, k, self.ctas_per_sm, cl)
         self.fallback = None
         if k >= n_sms:
             self.fallback = f"the sample ({k} SMs) is the whole GPU ({n_sms} SMs)"
