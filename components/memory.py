@@ -42,10 +42,11 @@ import math
 
 from heapq import heappop, heappush
 
+from warpgraph.components.structural import gpc_of_sms
 from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
 
-__all__ = ["MemorySystem", "FluidServer", "param", "gpc_of_sms"]
+__all__ = ["MemorySystem", "FluidServer", "param"]
 
 SECTOR = 32
 BUCKET = 1000  # cycles per utilisation bucket
@@ -58,16 +59,6 @@ def param(section, name: str, default):
     if isinstance(section, dict):
         return section.get(name, default)
     return getattr(section, name, default)
-
-
-def gpc_of_sms(fabric, n_sm: int) -> list[int]:
-    """GPC of each SM id: ids are GPC-major (``fabric.sms_per_gpc``, else spread evenly; as
-    topologies.builder.sm_layout)."""
-    g = int(param(fabric, "gpcs", 1) or 1)
-    per = param(fabric, "sms_per_gpc", None)
-    per = list(per) if per else [n_sm // g + (1 if i < n_sm % g else 0) for i in range(g)]
-    out = [i for i, n in enumerate(per) for _ in range(n)]
-    return (out + [len(per) - 1] * n_sm)[:n_sm]
 
 
 def _ceil(x: float) -> int:

@@ -8,7 +8,24 @@ from __future__ import annotations
 from warpgraph.components.base import Component
 from warpgraph.core.registry import register_component
 
-__all__ = ["StructuralComponent", "GenericUnit", "FALLBACKS"]
+__all__ = ["StructuralComponent", "GenericUnit", "FALLBACKS", "sms_per_gpc", "gpc_of_sms"]
+
+
+def sms_per_gpc(fabric, n_sm: int) -> list[int]:
+    """Enabled SMs per GPC: ``fabric.sms_per_gpc``, else ``n_sm`` spread evenly over ``fabric.gpcs``."""
+    per = getattr(fabric, "sms_per_gpc", None)
+    if per:
+        return list(per)
+    g = int(getattr(fabric, "gpcs", 1) or 1)
+    return [n_sm // g + (1 if i < n_sm % g else 0) for i in range(g)]
+
+
+def gpc_of_sms(fabric, n_sm: int) -> list[int]:
+    """GPC of each SM id (ids are GPC-major, as in topologies.builder.sm_layout); SMs beyond the listed ones
+    belong to the last GPC."""
+    per = sms_per_gpc(fabric, n_sm)
+    out = [i for i, n in enumerate(per) for _ in range(n)]
+    return (out + [len(per) - 1] * n_sm)[:n_sm]
 
 
 class StructuralComponent(Component):

@@ -129,7 +129,7 @@ class TmaUnit:
             key = inb_bytes >> BOX_KEY_SHIFT
             inb_bytes &= (1 << BOX_KEY_SHIFT) - 1
             traffic = nbytes if self.oob_l2 else inb_bytes
-            if key and self.merge and getattr(mem, "scope", "fill") in ("gpc", "gpu"):
+            if key and self.merge and getattr(mem, "share_lookups", False):
                 g1, done = self._lookup(sm, key, g0, traffic, dram_bytes)
             else:
                 g1, done = self._fill_merge(sm, key, g0, traffic, dram_bytes)
@@ -150,11 +150,17 @@ class TmaUnit:
         self.last_done = t_done
         return release
 
+    def stream_end(self, g0: float, traffic: int, dram_bytes: int) -> float:
+        """End of a box load's request stream started at ``g0``: Little's law per request kind, the DRAM-missing
+        share of the box streams at the DRAM-latency rate, the rest at the L2-hit rate."""
+        fd = min(1.0, dram_bytes / traffic) if traffic > 0 else 0.0
+        return g0 + traffic * ((1.0 - fd) / self.rate_l2 + fd / self.rate_dram)
+
     def _fill_merge(self, sm: int, key: int, g0: float, traffic: int, dram_bytes: int):
         """Scope ``fill`` (components/memory.py): a box load meeting another SM's outstanding DRAM fill of the box
         merges into it. Returns (request stream end, completion)."""
         mem = self.mem
-        merge = self.merge and getattr(mem, "scope", "fill") != "none"
+        merge = self.merge and getattr(mem, "merge_fills", True)   # False for l2.coalesce_scope none
         fill = self.fills.get(key) if (key and merge) else None
         cap = getattr(mem, "lookup_cap", 0)
         if fill is not None and g0 < fill[0] and not dram_bytes and (not cap or fill[4] < cap):
@@ -173,9 +179,7 @@ class TmaUnit:
             if fill[1] > done:
                 done = _ceil(fill[1])
             return g1, done
-        # Little's law per request kind: the DRAM-missing share of the box streams at the DRAM-latency rate
-        fd = min(1.0, dram_bytes / traffic) if traffic > 0 else 0.0
-        g1 = g0 + traffic * ((1.0 - fd) / self.rate_l2 + fd / self.rate_dram)
+        g1 = self.stream_end(g0, traffic, dram_bytes)
         done = mem.bulk(g0, sm, traffic, dram_bytes, False, g1) if traffic > 0 else int(g1) + 1
         if key and dram_bytes and merge:
             # the fill is outstanding at the slices until its last sector's data leaves for the SM: a request
@@ -200,8 +204,7 @@ class TmaUnit:
             g1 = g0 + traffic / self.rate_l2
             done = _ceil(g1)
             return g1, (done if done > ent[1] else ent[1])
-        fd = min(1.0, dram_bytes / traffic) if traffic > 0 else 0.0
-        g1 = g0 + traffic * ((1.0 - fd) / self.rate_l2 + fd / self.rate_dram)
+        g1 = self.stream_end(g0, traffic, dram_bytes)
         done = mem.bulk(g0, sm, traffic, dram_bytes, False, g1) if traffic > 0 else int(g1) + 1
         if dram_bytes:
             self._note_fill((key << 8) | 255, g0, g1, done, dram_bytes, done)

@@ -183,8 +183,7 @@ class GhostFills:
             f = tma.fills.get(fk)
             if dram and f is not None and f[1] > t and ck is None:
                 return
-            fd = min(1.0, dram / traffic)
-            g1 = g0 + traffic * ((1.0 - fd) / tma.rate_l2 + fd / tma.rate_dram)
+            g1 = tma.stream_end(g0, traffic, dram)
             done = int(mem.fill_estimate(g0, traffic, dram, (traffic + 127) // 128, g1, mem.tma_l2_lat)) + 1
             if dram:
                 if f is None or f[1] <= t:
@@ -206,15 +205,13 @@ class GhostFills:
             ent[3] += 1           # the ghost's read shares its group's open lookup
             return
         fk = (key << 8) | 255
+        f = fills.get(fk)
         done = mem.fill_estimate(t, sectors * 32, dsec * 32, lines)
         if dsec:
-            f = fills.get(fk)
             if f is None or f[1] <= t:
                 mem._note_fill(fk, t, done, dsec * 32, done)
-        else:
-            f = fills.get(fk)
-            if f is not None and f[1] > done:
-                done = f[1]
+        elif f is not None and f[1] > done:
+            done = f[1]
         if ck is not None:
             mem._note_fill(ck, t, done, sectors * 32, done)
         self.registered += 1

@@ -124,7 +124,6 @@ class Sample:
         self.sched: SubsetScheduler | None = None
         self.ghosts: dict[int, list[int]] = {}   # sampled CTA -> the unsampled CTAs of its stratum
         self.ghost_fills: bool | str = True      # replay the ghosts' cp.async fills ("all": TMA too; ghost_fills.py)
-        self.by_gpc = False                      # whole GPCs sampled (plan(gpc_of=...))
 
     # -- the sample --------------------------------------------------------------------------------------
     def choose(self, n_sms: int) -> list[int]:
@@ -184,7 +183,6 @@ class Sample:
         by_gpc = (gpc_of is not None and self.ids is None and cl == 1 and len(gpc_of) == n_sms
                   and max(gpc_of) > 0 and self.k < n_sms)
         self.sms = self.choose_gpcs(gpc_of, partitions) if by_gpc else self.choose(n_sms)
-        self.by_gpc = by_gpc
         k = len(self.sms)
         if by_gpc:   # every CTA c with c mod n_sms in the sampled SMs
             rows, rem = divmod(n_ctas, n_sms)

@@ -92,14 +92,15 @@ def _plan_sample(sample, seed, record, program, spec, knobs):
     occ = sm_occupancy(spec, program, record, threads_per_cta=int(math.prod(record.block)),
                        registers=knobs.get("registers"), shared_bytes=knobs.get("shared_bytes"))
     cluster = int((getattr(record, "cluster", None) or (1, 1, 1))[0])
+    l2 = getattr(spec, "l2", None)
     gpc_of = None
     shares = any(getattr(i.kind, "name", "") in ("CP_ASYNC", "TMA_LOAD") for i in program.instructions)
-    if shares and getattr(getattr(spec, "l2", None), "coalesce_scope", None) == "gpc":
+    if shares and getattr(l2, "coalesce_scope", None) == "gpc":
         # only cp.async / TMA reads share L2 lookups (components/memory.py): sample whole GPCs for them
-        from warpgraph.components.memory import gpc_of_sms
+        from warpgraph.components.structural import gpc_of_sms
         gpc_of = gpc_of_sms(spec.fabric, cfg.n_sms)
     return smp.plan(int(math.prod(record.grid)), cfg.n_sms, occ.ctas_per_sm, cluster, gpc_of=gpc_of,
-                    partitions=int(getattr(getattr(spec, 'l2', None), 'partitions', 2) or 2))
+                    partitions=int(getattr(l2, "partitions", 2) or 2))
 
 
 def _reads_clock(program) -> bool:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import warpgraph as wg
-from warpgraph.components.memory import MemorySystem, gpc_of_sms
+from warpgraph.components.memory import MemorySystem
+from warpgraph.components.structural import gpc_of_sms
 
 DATA = Path(__file__).resolve().parents[1] / "microbench" / "results" / "h200_l2_pairs_2026-12-03" / "l2_pairs.json"
 

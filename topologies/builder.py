@@ -17,6 +17,7 @@ import networkx as nx
 
 import warpgraph.components  # noqa: F401  (registers the bundled models)
 from warpgraph.components.base import Component, Slot
+from warpgraph.components.structural import sms_per_gpc
 from warpgraph.core.errors import SpecError
 from warpgraph.core.registry import get_component
 from warpgraph.topologies.schema import ArchSpec
@@ -47,8 +48,7 @@ def check_component_kinds(spec: ArchSpec, locate=None) -> None:
 def sm_layout(spec: ArchSpec) -> list[tuple[int, int]]:
     """``[(gpc, cpc)]`` per SM id: SMs numbered GPC by GPC, spread evenly over the CPCs of a GPC."""
     f = spec.fabric
-    per_gpc = list(f.sms_per_gpc) if f.sms_per_gpc else [
-        spec.sm.count // f.gpcs + (1 if g < spec.sm.count % f.gpcs else 0) for g in range(f.gpcs)]
+    per_gpc = sms_per_gpc(f, spec.sm.count)
     out: list[tuple[int, int]] = []
     for g, n in enumerate(per_gpc):
         for c in range(f.cpcs_per_gpc):
