@@ -11,7 +11,8 @@ issue_pct      issue slots used / (n_sms × subpartitions × bucket)            
 tensor_pct     tensor FLOPs (each op's FLOPs spread uniformly over its [t0, t1)) / (peak FLOP/cycle/SM ×
                n_sms × bucket); without a peak: fraction of SM-time with >= 1 tensor op in flight
 tma_pct        fraction of SM-time with >= 1 TMA transaction admitted and not complete
-hbm_pct        ``traffic("hbm", ...)`` bytes / (peak HBM bytes/cycle × bucket)      (NaN without a peak)
+hbm_pct        ``traffic("hbm", ...)`` bytes / (peak HBM bytes/cycle × bucket)      (NaN without a peak;
+               a sampled run's bytes × ``meta['gpu_traffic_scale']``, the whole GPU's share)
 l2_pct         ``traffic("l2", ...)`` bytes / (peak L2 bytes/cycle × bucket)        (NaN without a peak)
 =============  ==========================================================================================
 
@@ -207,7 +208,10 @@ def utilization_frame(src, bucket_cycles: int = 1000, *, spec=None, n_sms: int |
         rows = [r for r in T.get("traffic", ()) if r[0] == name]
         return spread_amounts([r[2] for r in rows], [r[3] for r in rows], [r[4] for r in rows], lo, b, n)
 
-    hbm_b, l2_b = level("hbm"), level("l2")
+    # a sampled run records its sampled SMs' traffic; the GPU-wide levels carry the whole GPU's
+    # (meta['gpu_traffic_scale'] = n_sms / sampled SMs, runner/simulate.py)
+    gs = float(ev.meta.get("gpu_traffic_scale") or 1.0)
+    hbm_b, l2_b = level("hbm") * gs, level("l2") * gs
     hbm_pk, l2_pk = pk.get("hbm_bytes_per_cycle"), pk.get("l2_bytes_per_cycle")
     df = pd.DataFrame({
         "t_start": starts,

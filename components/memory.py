@@ -94,6 +94,11 @@ class FluidServer:
         h[b] += d  # a reservation is charged to the bucket it starts in (durations are << 1k cycles)
         return end
 
+    def occupancy(self, amount: float) -> float:
+        """Cycles ``amount`` units keep the server busy (a sampled run's shared server adds the unsampled SMs'
+        matching work: runner/sampling.py ``_SharedServer``)."""
+        return amount * self.inv
+
     def peek(self, t: float, amount: float) -> float:
         """What :meth:`reserve` would return now, without reserving."""
         return (self.free if self.free > t else t) + amount * self.inv
@@ -280,7 +285,7 @@ class MemorySystem:
                     if t_in > self.hbm_ut[p]:
                         self.hbm_ut[p] = t_in
                     e2 += self._loaded_latency(u)
-                    self.hbm_u[p] = u + amt * hs.inv / self.hbm_tau
+                    self.hbm_u[p] = u + hs.occupancy(amt) / self.hbm_tau
                 if rec_on:
                     self._trace_note("hbm", write, e2 - self.dram_lat - db * self.hbm_srv[p].inv,
                                      e2 - self.dram_lat, db)

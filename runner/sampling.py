@@ -8,15 +8,15 @@ GPU is accounted for statistically.
   TMA loads, the reads that share lookups; runner/simulate.py ``_plan_sample``): reads of one GPC
   share L2 lookups (components/memory.py, microbench ``l2_coalesce_pairs``), so a sample of scattered SMs sees a
   quarter of the sharing a GPC has (TMA GEMMs then ran 9-10 % off detailed mode). The sample is
-  ``round(k / mean GPC size)`` whole GPCs, evenly spaced over the GPC indices from GPC 0 (k = 33 on h200: GPCs
-  0 and 4, SMs 0-15 and 64-79; other seeds start elsewhere). GPC 0 runs the first CTAs of every row: in a one-wave
-  launch those take the grid's DRAM first touches and finish last (gemm_tma_M2048: GPCs 1 and 5 end 18 % early),
-  and in the last, partial wave they are the ones that run. The sample is the CTAs they run on the full GPU: the
-  first wave places CTA ``c`` on SM ``c mod n_sms`` (slot-major; the hardware fills it GPC by GPC in the same
-  order, microbench ``map.txt``), so the sample is every CTA whose ``c mod n_sms`` is a sampled SM. That keeps
-  the wave structure and puts each CTA next to the neighbours it has on the full GPU. Each unsampled CTA of a
-  row of ``n_sms`` stands behind a sampled CTA of the row (its ghost, for DRAM fills). The paragraphs below
-  describe the other case (an explicit SM list, clusters, or another scope).
+  ``round(k / mean GPC size)`` whole GPCs, always with GPC 0, evenly spaced over the GPC indices (k = 33 on
+  h200: GPCs 0 and 4, SMs 0-15 and 64-79); other seeds draw the GPCs beside GPC 0 at random. GPC 0 runs the
+  first CTAs of every row: in a one-wave launch those take the grid's DRAM first touches and finish last
+  (gemm_tma_M2048: GPCs 1 and 5 end 18 % early), and in the last, partial wave they are the ones that run.
+  The sample is the CTAs they run on the full GPU: the first wave places CTA ``c`` on SM ``c mod n_sms``
+  (slot-major; the hardware fills it GPC by GPC in the same order, microbench ``map.txt``), so the sample is every CTA
+  whose ``c mod n_sms`` is a sampled SM. That keeps the wave structure and puts each CTA next to the neighbours it has
+  on the full GPU. Each unsampled CTA of a row of ``n_sms`` stands behind a sampled CTA of the row (its ghost, for
+  DRAM fills). The paragraphs below describe the other case (an explicit SM list, clusters, or another scope).
 * **Which SMs**: ``k`` SMs evenly spaced over the SM index range (seed-chosen offset, ``random.Random(seed)``),
   so both L2 partitions (near partition = ``sm * partitions // n_sms``) are represented equally.
 * **Which CTAs** (stratified by launch position): the launch order ``0 .. n_ctas-1`` is cut into ``n_sub``
@@ -35,18 +35,23 @@ GPU is accounted for statistically.
   for it (fewer than ``2 k`` CTAs, fewer CTAs than SMs — the end is then the slowest of *all* CTAs, e.g.
   gemm_ptr_M512_N3000 with 96 CTAs on 132 SMs — or fewer than ``max(4, k / 2)`` CTAs in the sample), the run is
   a detailed one; ``metrics["sampling"]`` says so (``mode: "detailed"``, ``fallback``).
-* **Result**: ``cycles`` = the last sampled SM's completion; counters (instructions, bytes, FLOP-based
+* **Result**: the full GPU ends with the slowest of its ``n_sms`` SMs, the sample with the slowest of its ``k``,
+  which is low on average (by 0.5 sigma for 33 of 132 iid SMs: rmsnorm ran 2-3 % short of detailed mode). So
+  ``cycles`` = the last sampled SM's completion (``cycles_sampled_sms``) plus the expected gap between the two
+  maxima (``tail_shift_cycles`` = ``sigma * (E[M_N] - E[M_k])``: ``sigma`` the spread of the end cycles of the
+  sampled SMs that were busy to the end, ``E[M_n]`` the expected maximum of ``n`` standard normals,
+  ``N = k * n_sms / sampled SMs``; :meth:`Sample.tail_shift`). Counters (instructions, bytes, FLOP-based
   utilisation) are scaled by ``n_ctas / n_sub``, except DRAM read bytes, which the functional pass knows for the
   whole grid (its first touches: a stratum's first CTA reads shared tiles from DRAM, its others hit, so scaling
   the sampled CTA's reads over-counted GEMMs by up to 25 %); ratios (stalls, occupancy) come from the sampled SMs.
   ``metrics["sampling"]``: ``sms, seed, fraction, ctas_simulated, ctas_total, scale, cycles_error_pct`` and its
   parts. Error estimate (1 sigma, % of cycles), two independent terms added in quadrature:
-  *tail*: the full GPU ends with the slowest of ``n_sms`` SMs, the sample with the slowest of ``k``: the spread
-  ``sigma`` of the end cycles of the sampled SMs that ran the most CTAs times the gap of the expected normal maxima
-  ``sqrt(2 ln n_sms) - sqrt(2 ln k)`` (the unsampled SMs may finish that much later), plus one CTA launch
-  latency when the last wave is partial; *work*: the relative spread of the sampled SMs' busy cycles per CTA,
-  over ``sqrt(k)``, with the finite-population factor ``sqrt(1 - n_sub / n_ctas)`` (how far the sample's mean CTA
-  cost may be from the grid's).
+  *tail*: the spread of the two maxima, ``sigma * sqrt(Var M_N + Var M_k)``, plus one CTA launch latency when
+  the last wave is partial; *work*: the relative spread of the sampled SMs' busy cycles per CTA, over
+  ``sqrt(k)``, with the finite-population factor ``sqrt(1 - n_sub / n_ctas)`` (how far the sample's mean CTA
+  cost may be from the grid's). The tail shift assumes the unsampled SMs are like the sampled ones; where the
+  sample holds the slowest group by construction (GPC 0 in a one-wave launch) it overshoots (gemm_tma_M2048:
+  +2.5 to +2.9 % vs detailed mode, 2026-12-03).
 * **Ghost fills** (runner/ghost_fills.py): each sampled CTA stands for the other CTAs of its stratum. Cross-SM
   coupling through the L2 (components/memory.py ``l2.coalesce_scope``: reads of the same lines from SMs of one
   GPC share a lookup; a lookup of lines being filled from DRAM waits for the fill) would otherwise only happen
@@ -147,31 +152,20 @@ class Sample:
         return min(units, n) * cl
 
     def choose_gpcs(self, gpc_of: list[int], partitions: int = 2) -> list[int]:
-        """Whole GPCs (``gpc_of[sm]``): ``round(k / mean GPC size)`` of them (at least one, not all), evenly spaced
-        over the GPC indices from GPC 0 (seed 0), or from the offset the seed picks among the others (those whose
-        SMs split most evenly over the L2 partitions, ``sm * partitions // n_sms``, first); their SMs in id
-        order."""
+        """Whole GPCs (``gpc_of[sm]``): ``round(k / mean GPC size)`` of them (at least one, not all), always
+        with GPC 0; seed 0 spaces them evenly from GPC 0, another seed draws the others at random
+        (``random.Random(seed)``); their SMs in id order. ``partitions`` is kept for the interface."""
         n, n_g = len(gpc_of), max(gpc_of) + 1
         m = min(n_g - 1, max(1, int(math.floor(self.k * n_g / n + 0.5))))
-        stride = n_g / m
-        P = max(1, int(partitions))
-
-        def sms(off):
-            chosen = {(off + int(i * stride)) % n_g for i in range(m)}
-            return [sm for sm, g in enumerate(gpc_of) if g in chosen]
-
-        def imbalance(ids):
-            cnt = [0] * P
-            for sm in ids:
-                cnt[min(P - 1, sm * P // n)] += 1
-            return max(cnt) - min(cnt)
-
-        # seed 0: offset 0, so GPC 0 is in the sample: it runs the first CTAs of every row (launch position 0..),
-        # which take the grid's DRAM first touches in a one-wave launch and start the last partial wave; other
-        # seeds take the other offsets, the most evenly split over the L2 partitions first
-        rest = sorted(range(1, max(1, int(stride))), key=lambda o: (imbalance(sms(o)), o))
-        offs = [0] + rest
-        return sms(offs[self.seed % len(offs)])
+        # GPC 0 runs the first CTAs of every row (launch position 0..): in a one-wave launch those take the
+        # grid's DRAM first touches and finish last (gemm_tma_M2048 without GPC 0: 18 % early), and they start
+        # the last partial wave
+        if self.seed == 0:
+            stride = n_g / m
+            chosen = {int(i * stride) % n_g for i in range(m)}
+        else:
+            chosen = {0, *random.Random(f"warpgraph-gpcs-{self.seed}").sample(range(1, n_g), m - 1)}
+        return [sm for sm, g in enumerate(gpc_of) if g in chosen]
 
     def plan(self, n_ctas: int, n_sms: int, ctas_per_sm: int, cluster: int = 1,
              gpc_of: list[int] | None = None, partitions: int = 2) -> "Sample":
@@ -269,25 +263,49 @@ class Sample:
                     srvs[i] = _SharedServer.wrap(srv, f)
 
     # -- the result --------------------------------------------------------------------------------------
-    def error_terms(self, core, cycles: int) -> dict:
-        k, N = len(self.sms), self.n_sms
+    def tail_sample(self, core) -> list[int]:
+        """End cycles of the sampled SMs that were busy until the work ran out: those that ran more than
+        ``top - ctas_per_sm`` CTAs (``top`` = the most any sampled SM ran). With one CTA per SM these are the SMs of
+        the last wave; an SM that ran a full slot-round fewer idled through the tail and cannot be the last."""
         cnt = self.sched.count if self.sched is not None else {}
         top = max(cnt.values()) if cnt else 0
-        # SMs of the last wave (those that ran the most CTAs): the others idled through the tail
-        ends = [core.sm_end[s] for s in self.sms if core.sm_end[s] > 0 and (not cnt or cnt.get(s, 0) == top)]
-        cyc = max(1, int(cycles))
+        return [core.sm_end[s] for s in self.sms
+                if core.sm_end[s] > 0 and (not cnt or cnt.get(s, 0) > top - self.ctas_per_sm)]
+
+    def tail_shift(self, core) -> tuple[float, float]:
+        """(expected gap, its 1-sigma spread), in cycles, between the full GPU's last SM and the sample's last.
+
+        The full GPU ends with the slowest of its ``N`` busy SMs, the sample with the slowest of its ``k``
+        (:meth:`tail_sample`; ``N = k * n_sms / sampled SMs``). With the busy SMs' end cycles spread normally
+        (sample standard deviation ``sigma``) the expected maxima differ by ``sigma * (E[M_N] - E[M_k])``, where
+        ``E[M_n]`` is the expected maximum of ``n`` standard normals (:func:`normal_max_moments`). The spread is
+        ``sigma * sqrt(Var M_N + Var M_k)`` (both maxima are random)."""
+        ends = self.tail_sample(core)
+        k = len(ends)
+        if k < 2 or not self.sms:
+            return 0.0, 0.0
+        n_full = max(k, int(round(k * self.n_sms / len(self.sms))))
         sig = _std(ends)
-        gap = max(0.0, math.sqrt(2 * math.log(N)) - math.sqrt(2 * math.log(max(k, 1)))) if N > 1 else 0.0
+        e_n, v_n = normal_max_moments(n_full)
+        e_k, v_k = normal_max_moments(k)
+        return sig * max(0.0, e_n - e_k), sig * math.sqrt(v_n + v_k)
+
+    def error_terms(self, core, cycles: int, tail: tuple[float, float] | None = None) -> dict:
+        N = self.n_sms
+        cnt = self.sched.count if self.sched is not None else {}
+        cyc = max(1, int(cycles))
+        shift, spread = tail if tail is not None else self.tail_shift(core)
         slots = N * self.ctas_per_sm
         partial = self.n_ctas > slots and self.n_ctas % slots != 0
-        tail = sig * gap + (core.cfg.launch_latency if partial else 0)
+        tail_err = spread + (core.cfg.launch_latency if partial else 0)
         per = [core.sm_active_cycles[s] * min(self.ctas_per_sm, max(1, cnt.get(s, 1))) / cnt[s]
                for s in self.sms if cnt.get(s)]
         mean = sum(per) / len(per) if per else 0.0
         fpc = math.sqrt(max(0.0, 1.0 - len(self.ctas) / max(1, self.n_ctas)))
         work = (_std(per) / mean / math.sqrt(len(per)) * fpc * cyc) if mean > 0 and len(per) > 1 else 0.0
-        return {"tail_pct": round(100.0 * tail / cyc, 3), "work_pct": round(100.0 * work / cyc, 3),
-                "cycles_error_pct": round(100.0 * math.hypot(tail, work) / cyc, 3)}
+        return {"tail_shift_cycles": int(round(shift)), "tail_pct": round(100.0 * tail_err / cyc, 3),
+                "work_pct": round(100.0 * work / cyc, 3),
+                "cycles_error_pct": round(100.0 * math.hypot(tail_err, work) / cyc, 3)}
 
     def finish(self, out, n_ctas: int, n_ctas_run: int, n_sms: int, exact: dict | None = None) -> None:
         """Scale counters of a sampled run to the whole GPU and add ``metrics["sampling"]``. ``exact``: counters
@@ -301,13 +319,20 @@ class Sample:
         for key, v in (exact or {}).items():
             if key in m and v is not None:
                 m[key] = int(v)
+        # the full GPU ends with the slowest of all its SMs: the sample's last SM plus the expected gap between
+        # the maxima of n_sms and of k SMs (tail_shift)
+        tail = self.tail_shift(core)
+        raw = int(m.get("cycles", 0))
+        cycles = raw + int(round(tail[0]))
+        m["cycles"] = cycles
+        out.stats.group("gpu").set("cycles", cycles)
         if "tensor_utilization_pct" in m:
-            m["tensor_utilization_pct"] = round(m["tensor_utilization_pct"] * sf, 3)
-        err = self.error_terms(core, m.get("cycles", 0))
+            m["tensor_utilization_pct"] = round(m["tensor_utilization_pct"] * sf * raw / max(1, cycles), 3)
+        err = self.error_terms(core, cycles, tail)
         m["sampling"] = {
             "mode": "sampled", "sms": list(self.sms), "seed": self.seed, "fraction": round(len(self.sms) / n_sms, 4),
             "ctas_simulated": n_ctas_run, "ctas_total": n_ctas, "scale": round(sf, 6),
-            "ctas_per_sm": self.ctas_per_sm, "strata": len(self.ctas),
+            "ctas_per_sm": self.ctas_per_sm, "strata": len(self.ctas), "cycles_sampled_sms": raw,
             **err, "sm_end_cycles": [core.sm_end[s] for s in self.sms],
             "sm_ctas": [self.sched.count.get(s, 0) for s in self.sms] if self.sched is not None else None,
         }
@@ -358,6 +383,11 @@ class _SharedServer:
         h[b] += own + bg
         return start + bg * self.pre + own
 
+    def occupancy(self, amount: float) -> float:
+        """Busy cycles of ``amount`` units with the unsampled SMs' matching work (the HBM loaded-latency
+        utilisation of components/memory.py counts the whole GPU's load, not the sample's share)."""
+        return amount * self.inv * (1.0 + self.bg)
+
     def peek(self, t: float, amount: float) -> float:
         start = self.free if self.free > t else t
         own = amount * self.inv
@@ -371,6 +401,27 @@ class _SharedServer:
                 self.free = tail
             end = tail
         return end
+
+
+_MAX_MOMENTS: dict[int, tuple[float, float]] = {}
+
+
+def normal_max_moments(n: int) -> tuple[float, float]:
+    """(mean, variance) of the maximum of ``n`` independent standard normal variables, by numerical
+    integration of its density ``n phi(x) Phi(x)^(n-1)`` (E = 0 for n = 1; E ~ 2.04 for 33, 2.58 for 132)."""
+    n = max(1, int(n))
+    r = _MAX_MOMENTS.get(n)
+    if r is None:
+        import numpy as np
+        from math import erf, sqrt
+
+        x = np.linspace(-9.0, 9.0, 18001)
+        cdf = 0.5 * (1.0 + np.vectorize(erf)(x / sqrt(2.0)))
+        pdf = n * cdf ** (n - 1) * np.exp(-0.5 * x * x) / sqrt(2.0 * math.pi)
+        w = pdf * (x[1] - x[0])
+        m1 = float((x * w).sum())
+        r = _MAX_MOMENTS[n] = (m1, max(0.0, float((x * x * w).sum()) - m1 * m1))
+    return r
 
 
 def _std(xs) -> float:

@@ -215,6 +215,10 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     if rec is not None:
         rec.meta["record"] = record.name
         rec.meta["arch"] = spec.name
+        smp_m = m.get("sampling") or {}
+        if smp_m.get("mode") == "sampled" and smp_m.get("sms"):
+            # HBM / L2 traffic of the sampled SMs stands for the whole GPU's (analysis/utilization.py)
+            rec.meta["gpu_traffic_scale"] = out.core.cfg.n_sms / len(smp_m["sms"])
         events = rec.events()
         if trace_path is not None:
             from warpgraph.analysis.perfetto import write_chrome_trace

@@ -37,6 +37,20 @@ def test_sample_size_keeps_the_wave_structure(n_ctas, cps):
     assert abs(n / n_ctas - 16 / 132) < 0.02 + 16 * cps / n_ctas                 # about the SM fraction
 
 
+def test_gpc_sample_always_holds_gpc0():
+    # runner/sampling.py: GPC 0 runs the first CTAs of every row (the grid's DRAM first touches in a one-wave
+    # launch); without it gemm_tma_M2048 ran 18 % short of detailed mode. Seeds only draw the other GPCs.
+    gpc_of = [g for g, n in enumerate([16] * 6 + [18] * 2) for _ in range(n)]
+    picks = []
+    for seed in range(6):
+        sms = Sample(33, seed).choose_gpcs(gpc_of)
+        gpcs = sorted({gpc_of[s] for s in sms})
+        assert gpcs[0] == 0 and len(gpcs) == 2 and sms == sorted(sms)
+        assert sms == Sample(33, seed).choose_gpcs(gpc_of)               # deterministic per seed
+        picks.append(gpcs[1])
+    assert picks[0] == 4 and len(set(picks)) > 2                           # seed 0: evenly spaced; others vary
+
+
 def test_stratified_cta_sample():
     s = Sample(16, seed=0).plan(4096, 132, 8)
     n = len(s.ctas)
@@ -180,3 +194,91 @@ def test_ghost_launch_skew_is_interpolated_from_the_sampled_schedule():
     assert g._slope(4, 5000, True) == pytest.approx(200.0)      # ghost 6 of CTA 4: +400 cycles
     assert g._slope(8, 5800, False) == pytest.approx(200.0)     # ghost 6 of CTA 8: -400 cycles
     assert g._slope(8, 5800, True) == pytest.approx(200.0)      # CTA 12 not launched yet: the other side's
+
+
+def test_normal_max_moments_match_closed_forms():
+    from warpgraph.runner.sampling import normal_max_moments
+
+    assert normal_max_moments(1) == pytest.approx((0.0, 1.0), abs=1e-6)
+    # max of two standard normals: mean 1/sqrt(pi), variance 1 - 1/pi
+    assert normal_max_moments(2) == pytest.approx((1 / math.sqrt(math.pi), 1 - 1 / math.pi), abs=1e-6)
+    e = [normal_max_moments(n)[0] for n in (4, 16, 33, 132)]
+    assert e == sorted(e) and 2.5 < e[-1] < 2.7
+
+
+class _Core:
+    """The parts of components.sm_core.SmCore that Sample.tail_shift reads."""
+
+    def __init__(self, ends):
+        self.sm_end = ends
+
+
+def _sample_with_ends(ends, counts, n_sms, cps=1):
+    s = Sample(len(ends))
+    s.sms, s.n_sms, s.ctas_per_sm = list(range(len(ends))), n_sms, cps
+    s.sched = SubsetScheduler([], s.sms, cps)
+    s.sched.count = dict(enumerate(counts))
+    return s, _Core(list(ends) + [0] * (n_sms - len(ends)))
+
+
+def test_tail_shift_uses_the_busy_sms_and_the_expected_maxima():
+    from warpgraph.runner.sampling import normal_max_moments
+
+    ends = [1000, 1100, 900, 1050, 400, 300]
+    s, core = _sample_with_ends(ends, [4, 4, 4, 4, 3, 3], 24)     # two SMs idled through the last wave
+    shift, spread = s.tail_shift(core)
+    busy = ends[:4]
+    mu = sum(busy) / 4
+    sig = math.sqrt(sum((x - mu) ** 2 for x in busy) / 3)
+    (e16, v16), (e4, v4) = normal_max_moments(16), normal_max_moments(4)   # 4 of 6 busy -> 16 of 24
+    assert shift == pytest.approx(sig * (e16 - e4)) and spread == pytest.approx(sig * math.sqrt(v16 + v4))
+    # several CTAs per SM: an SM one CTA short was still busy at the end (all count)
+    s8, core8 = _sample_with_ends(ends, [30, 31, 31, 32, 31, 30], 24, cps=8)
+    assert len(s8.tail_sample(core8)) == 6
+    # identical ends: nothing to extrapolate
+    s0, core0 = _sample_with_ends([500] * 6, [2] * 6, 24)
+    assert s0.tail_shift(core0) == (0.0, 0.0)
+
+
+def test_tail_shift_removes_the_bias_of_the_sample_maximum():
+    # the full GPU ends with the slowest of n SMs; a sample of k sees the slowest of k. Monte Carlo over iid
+    # normal end cycles: the raw sample maximum is low by ~0.5 sigma (k=33 of 132), the shifted one is not.
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    raw, est, full = [], [], []
+    for _ in range(400):
+        ends = 100_000 + 400 * rng.standard_normal(132)
+        sub = [int(x) for x in ends[::4]]
+        s, core = _sample_with_ends(sub, [4] * len(sub), 132)
+        raw.append(max(sub))
+        est.append(max(sub) + s.tail_shift(core)[0])
+        full.append(ends.max())
+    bias_raw, bias_est = np.mean(raw) - np.mean(full), np.mean(est) - np.mean(full)
+    assert bias_raw < -150 and abs(bias_est) < 40
+
+
+def test_shared_server_occupancy_counts_the_whole_gpu():
+    # components/memory.py's HBM loaded latency reads the busy time a request adds: in a sampled run it is the
+    # request plus the unsampled SMs' matching ones (else a sample of 1/4 of the SMs sees 1/4 of the load)
+    sh = _SharedServer.wrap(FluidServer(100.0), 0.25)
+    assert sh.occupancy(100) == pytest.approx(4.0) and FluidServer(100.0).occupancy(100) == pytest.approx(1.0)
+
+
+def test_sampled_hbm_loaded_latency_sees_the_full_load():
+    from warpgraph.components.memory import MemorySystem
+    from warpgraph.topologies import load_arch
+
+    spec = load_arch("h200")
+    full, smp = MemorySystem(spec), MemorySystem(spec)
+    sample = Sample(33)
+    sample.sms = list(range(0, 132, 4))                       # 33 of 132 SMs: each request stands for 4
+    sample.scale_units(smp, 132)
+    # the same 4 requests per 10 cycles GPU-wide: all 4 on the full GPU, one (with its 3 peers as background) on
+    # the mini-GPU
+    for t in range(0, 5000, 10):
+        for sm in range(4):
+            full.global_access(t, sm * 33, "ld", 32, 32, 8, 1024)
+        smp.global_access(t, 0, "ld", 32, 32, 8, 1024)
+    uf, us = sum(full.hbm_u), sum(smp.hbm_u)
+    assert uf > 0.1 and us == pytest.approx(uf, rel=0.15)

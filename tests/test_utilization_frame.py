@@ -78,3 +78,15 @@ def test_plot_png(tmp_path):
     p = plot_utilization(df, tmp_path / "u.png", title="synthetic", clock_mhz=1000)
     data = (tmp_path / "u.png").read_bytes()
     assert p == tmp_path / "u.png" and data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 2000
+
+
+def test_sampled_runs_scale_gpu_wide_traffic():
+    # a sampled run records its sampled SMs' HBM / L2 bytes; meta['gpu_traffic_scale'] (n_sms / sampled SMs,
+    # runner/simulate.py) makes hbm_pct / l2_pct the whole GPU's
+    rec = _rec()
+    base = utilization_frame(rec, bucket_cycles=500, hbm_bytes_per_cycle=2000.0, l2_bytes_per_cycle=4000.0)
+    rec.meta["gpu_traffic_scale"] = 4.0
+    df = utilization_frame(rec, bucket_cycles=500, hbm_bytes_per_cycle=2000.0, l2_bytes_per_cycle=4000.0)
+    assert df["hbm_pct"].tolist() == pytest.approx([4 * x for x in base["hbm_pct"]])
+    assert df["l2_pct"].tolist() == pytest.approx([4 * x for x in base["l2_pct"]])
+    assert df["issue_pct"].tolist() == pytest.approx(base["issue_pct"].tolist())   # per-SM columns unchanged
