@@ -153,6 +153,9 @@ class MemorySystem:
         self.hbm_umax = float(param(hbm, "loaded_latency_max_util", 0.87) or 0.87)
         self.hbm_tau = float(param(hbm, "utilization_window_cycles", 1000) or 1000)
         self.hbm_u = [0.0] * P
+        # DRAM line latencies spread (microbench dram_fanout): a read of n DRAM lines waits for the slowest,
+        # min + spread * H_n (iid exponential excess) instead of the single-line mean min + spread
+        self.hbm_spread = float(param(hbm, "latency_spread_cycles", 0.0) or 0.0)
         self.hbm_ut = [0.0] * P
         self.l1_bpc = float(param(l1, "bytes_per_cycle", 128))
         self.xbar_bpc = float(param(fab, "xbar_bytes_per_cycle_per_sm", 64))
@@ -280,12 +283,16 @@ class MemorySystem:
                 hs = self.hbm_srv[p]
                 amt = db * self.hbm_wcost if write else db
                 e2 = hs.reserve(t_in, amt) + self.dram_lat
+                ql = 0.0
                 if self.hbm_qa:
                     u = self._hbm_util(p, t_in)
                     if t_in > self.hbm_ut[p]:
                         self.hbm_ut[p] = t_in
-                    e2 += self._loaded_latency(u)
+                    ql = self._loaded_latency(u)
+                    e2 += ql
                     self.hbm_u[p] = u + hs.occupancy(amt) / self.hbm_tau
+                if self.hbm_spread and not write:
+                    e2 += self._fanout(lines, dram_bytes, ql, t, t_end)
                 if rec_on:
                     self._trace_note("hbm", write, e2 - self.dram_lat - db * self.hbm_srv[p].inv,
                                      e2 - self.dram_lat, db)
@@ -475,6 +482,24 @@ class MemorySystem:
             self._prune_at = max(8192, 2 * len(fills))   # amortised: never a scan per call
         fills[key] = [done - self.l2_rt if window_end is None else window_end, done, dram_bytes, 1]
 
+    def _fanout(self, lines: float, dram_bytes: float, queue: float, t: float, t_end) -> float:
+        """Extra cycles until the slowest of a read's DRAM lines is back (microbench ``dram_fanout``, H200
+        2026-12-03: L lock-step lines take min + spread * H_L, spread 157 cycles unloaded, rms 8.5 over L = 1..128;
+        the spread grows with load about as the mean latency does, 0.22-0.30 of it). ``n`` = DRAM lines of the
+        whole request (at most one per missing sector; the request is done when its slowest line in any partition
+        is); a TMA stream issued over ``[t, t_end]`` hides
+        the spread of its earlier lines: only those issued in the last spread count."""
+        n = dram_bytes / SECTOR
+        if lines < n:
+            n = lines
+        theta = self.hbm_spread * (1.0 + queue / self.dram_rt)
+        if t_end is not None and t_end - t > theta:
+            n *= theta / (t_end - t)
+        if n <= 1.0:
+            return 0.0
+        # H_n - 1 (harmonic number, asymptotic series; n may be fractional)
+        return theta * (math.log(n) + 0.5772156649 + 0.5 / n - 1.0 / (12.0 * n * n) - 1.0)
+
     def _hbm_util(self, p: int, t: float) -> float:
         """Partition ``p``'s recent HBM busy fraction (EWMA over hbm.utilization_window_cycles) decayed to ``t``."""
         dt = t - self.hbm_ut[p]
@@ -504,8 +529,10 @@ class MemorySystem:
             if dram_bytes:
                 db = dram_bytes / P
                 e2 = self.hbm_srv[p].peek(e - b * srv.inv, db) + self.dram_lat
-                if self.hbm_qa:
-                    e2 += self._loaded_latency(self._hbm_util(p, t))
+                ql = self._loaded_latency(self._hbm_util(p, t)) if self.hbm_qa else 0.0
+                e2 += ql
+                if self.hbm_spread:
+                    e2 += self._fanout(lines, dram_bytes, ql, t, t_end)
                 if e2 > e:
                     e = e2
             if e + lat > done:

@@ -308,6 +308,10 @@ class HbmSpec(Section):
     loaded_latency_max_util: float = Field(0.87, gt=0, lt=1, description="cap on u in the loaded-latency term "
                                            "(beyond it the bandwidth server's backlog is the queue)")
     utilization_window_cycles: PosFloat = Field(1000.0, description="EWMA window of the HBM busy fraction")
+    latency_spread_cycles: float = Field(0.0, ge=0, description="mean excess of a DRAM line's latency over its "
+                                         "minimum (exponential tail): a read waits for the slowest of its n DRAM "
+                                         "lines, + this x (H_n - 1) cycles (H_n harmonic), scaled with the loaded "
+                                         "latency (0 = off)")
 
 
 class FabricSpec(Section):
