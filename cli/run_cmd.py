@@ -115,8 +115,9 @@ def _print_table(res) -> None:
     smp = m.get("sampling") or {}
     if smp.get("mode") == "sampled":
         con.print(f"sampled: {len(smp.get('sms') or [])} SMs in detail, {smp.get('ctas_simulated')} of "
-                  f"{smp.get('ctas_total')} CTAs (stratified, seed {smp.get('seed')}); cycles error estimate "
-                  f"±{smp.get('cycles_error_pct')} %")
+                  f"{smp.get('ctas_total')} CTAs (stratified, seed {smp.get('seed')}); last sampled SM at "
+                  f"{smp.get('cycles_sampled_sms'):,} cycles + {smp.get('tail_shift_cycles'):,} expected for the "
+                  f"slowest of all SMs; cycles error estimate ±{smp.get('cycles_error_pct')} %")
     elif smp.get("fallback"):
         con.print(f"sampled mode ran in detail: {smp['fallback']}")
     sr = m.get("stall_ratios_per_issue")

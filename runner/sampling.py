@@ -38,9 +38,10 @@ GPU is accounted for statistically.
 * **Result**: the full GPU ends with the slowest of its ``n_sms`` SMs, the sample with the slowest of its ``k``,
   which is low on average (by 0.5 sigma for 33 of 132 iid SMs: rmsnorm ran 2-3 % short of detailed mode). So
   ``cycles`` = the last sampled SM's completion (``cycles_sampled_sms``) plus the expected gap between the two
-  maxima (``tail_shift_cycles`` = ``sigma * (E[M_N] - E[M_k])``: ``sigma`` the spread of the end cycles of the
-  sampled SMs that were busy to the end, ``E[M_n]`` the expected maximum of ``n`` standard normals,
-  ``N = k * n_sms / sampled SMs``; :meth:`Sample.tail_shift`). Counters (instructions, bytes, FLOP-based
+  maxima (``tail_shift_cycles`` ~ ``sigma * (E[M_N] - E[M_k])``: ``sigma`` the spread of the end cycles of the
+  sampled SMs that were busy to the end, within groups of SMs that ran as many CTAs and net of what their issued
+  instructions explain, ``E[M_n]`` the expected maximum of ``n`` standard normals, ``N`` the full GPU's SMs of
+  the group; :meth:`Sample.tail_shift`). Counters (instructions, bytes, FLOP-based
   utilisation) are scaled by ``n_ctas / n_sub``, except DRAM read bytes, which the functional pass knows for the
   whole grid (its first touches: a stratum's first CTA reads shared tiles from DRAM, its others hit, so scaling
   the sampled CTA's reads over-counted GEMMs by up to 25 %); ratios (stalls, occupancy) come from the sampled SMs.
@@ -50,7 +51,7 @@ GPU is accounted for statistically.
   the last wave is partial; *work*: the relative spread of the sampled SMs' busy cycles per CTA, over
   ``sqrt(k)``, with the finite-population factor ``sqrt(1 - n_sub / n_ctas)`` (how far the sample's mean CTA
   cost may be from the grid's). The tail shift assumes the unsampled SMs are like the sampled ones; where the
-  sample holds the slowest group by construction (GPC 0 in a one-wave launch) it overshoots (gemm_tma_M2048:
+  sample holds the slowest SMs by construction (GPC 0 in a one-wave launch) it overshoots (gemm_tma_M2048:
   +2.5 to +2.9 % vs detailed mode, 2026-12-03).
 * **Ghost fills** (runner/ghost_fills.py): each sampled CTA stands for the other CTAs of its stratum. Cross-SM
   coupling through the L2 (components/memory.py ``l2.coalesce_scope``: reads of the same lines from SMs of one
@@ -263,32 +264,91 @@ class Sample:
                     srvs[i] = _SharedServer.wrap(srv, f)
 
     # -- the result --------------------------------------------------------------------------------------
-    def tail_sample(self, core) -> list[int]:
-        """End cycles of the sampled SMs that were busy until the work ran out: those that ran more than
-        ``top - ctas_per_sm`` CTAs (``top`` = the most any sampled SM ran). With one CTA per SM these are the SMs of
-        the last wave; an SM that ran a full slot-round fewer idled through the tail and cannot be the last."""
+    def _tail_margin(self) -> int:
+        """An SM that ran at least ``top - margin + 1`` CTAs was busy to the end. When every CTA starts at launch
+        (one wave: ``n_ctas <= n_sms * ctas_per_sm``) the counts are fixed by position and only the SMs with the
+        most CTAs are alike (gemm_ptr_M1536: 144 CTAs at 2 per SM, SMs with 2 end far later than SMs with 1);
+        with later waves scheduled dynamically an SM one slot-round short was still busy (rmsnorm: 30-33 CTAs)."""
+        return 1 if self.n_ctas <= self.n_sms * self.ctas_per_sm else self.ctas_per_sm
+
+    def tail_groups(self, core, work: bool = False) -> dict[int, list]:
+        """End cycles of the sampled SMs that were busy until the work ran out, by the number of CTAs each ran:
+        those that ran more than ``top - margin`` (``top`` = the most any sampled SM ran, :meth:`_tail_margin`).
+        SMs of one count are alike; a count group ends later than the next lower one by about a CTA's share.
+        ``work``: (end cycle, warp instructions the SM issued) pairs instead."""
         cnt = self.sched.count if self.sched is not None else {}
         top = max(cnt.values()) if cnt else 0
-        return [core.sm_end[s] for s in self.sms
-                if core.sm_end[s] > 0 and (not cnt or cnt.get(s, 0) > top - self.ctas_per_sm)]
+        m = self._tail_margin()
+        out: dict[int, list[int]] = {}
+        for s in self.sms:
+            c = cnt.get(s, 0) if cnt else 0
+            if core.sm_end[s] > 0 and (not cnt or c > top - m):
+                out.setdefault(c, []).append((core.sm_end[s], core.sm_issued[s]) if work else core.sm_end[s])
+        return out
+
+    def tail_sample(self, core) -> list[int]:
+        """All end cycles of :meth:`tail_groups`."""
+        return [e for g in self.tail_groups(core).values() for e in g]
+
+    def full_group_size(self, count: int, k: int, top: int) -> int:
+        """SMs of the full GPU that run ``count`` CTAs, for ``k`` sampled ones. One wave: CTA ``c`` starts on SM
+        ``c mod n_sms``, so the full GPU's SMs run ``n_ctas // n_sms`` or one more CTA, the partial row's
+        ``n_ctas mod n_sms`` SMs the more (gemm_ptr_M1536: 144 CTAs, 12 SMs with 2, all of them in the GPC
+        sample: nothing to extrapolate). Later waves are scheduled dynamically: the sample's proportions,
+        ``k * n_sms / sampled SMs``."""
+        if self.n_ctas <= self.n_sms * self.ctas_per_sm and self.sms:
+            rem = self.n_ctas % self.n_sms
+            if rem and count == top:
+                return rem
+            if count == top or (rem and count == top - 1):
+                return self.n_sms - rem if rem else self.n_sms
+        return int(round(k * self.n_sms / max(1, len(self.sms))))
 
     def tail_shift(self, core) -> tuple[float, float]:
         """(expected gap, its 1-sigma spread), in cycles, between the full GPU's last SM and the sample's last.
 
-        The full GPU ends with the slowest of its ``N`` busy SMs, the sample with the slowest of its ``k``
-        (:meth:`tail_sample`; ``N = k * n_sms / sampled SMs``). With the busy SMs' end cycles spread normally
-        (sample standard deviation ``sigma``) the expected maxima differ by ``sigma * (E[M_N] - E[M_k])``, where
-        ``E[M_n]`` is the expected maximum of ``n`` standard normals (:func:`normal_max_moments`). The spread is
-        ``sigma * sqrt(Var M_N + Var M_k)`` (both maxima are random)."""
-        ends = self.tail_sample(core)
-        k = len(ends)
-        if k < 2 or not self.sms:
+        The full GPU ends with the slowest of its busy SMs, the sample with the slowest of its own
+        (:meth:`tail_groups`). Within a count group the end cycles are taken as normal with the pooled within-group
+        standard deviation ``sigma`` of what the SMs' issued instructions do not explain (differences between groups,
+        or from work, are structure, not noise: SMs with 5 CTAs against SMs with 4; causal attention's heavy and light
+        CTAs). The expected last end of a group of ``n`` is ``mean + sigma * E[M_n]`` (``E[M_n]``: expected maximum of
+        ``n`` standard normals, :func:`normal_max_moments`), of the GPU the largest over its groups; the shift is that
+        for the full GPU's group sizes (:meth:`full_group_size`) minus that for the sample's. The spread is ``sigma *
+        sqrt(Var M_N + Var M_k)`` of the group that ends last on the full GPU."""
+        groups = self.tail_groups(core, work=True)
+        if not groups or not self.sms:
             return 0.0, 0.0
-        n_full = max(k, int(round(k * self.n_sms / len(self.sms))))
-        sig = _std(ends)
-        e_n, v_n = normal_max_moments(n_full)
-        e_k, v_k = normal_max_moments(k)
-        return sig * max(0.0, e_n - e_k), sig * math.sqrt(v_n + v_k)
+        # the part of the spread that the SMs' own work explains is structure too (causal attention: CTAs of
+        # one grid differ several-fold in work): remove a pooled within-group linear fit on issued instructions
+        sxx = sxy = syy = 0.0
+        dof = 0
+        for g in groups.values():
+            if len(g) > 1:
+                my = sum(e for e, _ in g) / len(g)
+                mx = sum(w for _, w in g) / len(g)
+                sxx += sum((w - mx) ** 2 for _, w in g)
+                sxy += sum((w - mx) * (e - my) for e, w in g)
+                syy += sum((e - my) ** 2 for e, _ in g)
+                dof += len(g) - 1
+        if sxx > 0 and dof > 1:
+            num, dof = max(0.0, syy - sxy * sxy / sxx), dof - 1
+        else:
+            num = syy
+        if dof <= 0:
+            return 0.0, 0.0
+        sig = math.sqrt(num / dof)
+        top = max(groups)
+        best_full, best_smp, spread = -math.inf, -math.inf, 0.0
+        for c, g in sorted(groups.items()):
+            k = len(g)
+            mu = sum(e for e, _ in g) / k
+            n_full = max(k, self.full_group_size(c, k, top))
+            e_n, v_n = normal_max_moments(n_full)
+            e_k, v_k = normal_max_moments(k)
+            if mu + sig * e_n > best_full:
+                best_full, spread = mu + sig * e_n, sig * math.sqrt(v_n + v_k)
+            best_smp = max(best_smp, mu + sig * e_k)
+        return max(0.0, best_full - best_smp), spread
 
     def error_terms(self, core, cycles: int, tail: tuple[float, float] | None = None) -> dict:
         N = self.n_sms

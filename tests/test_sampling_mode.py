@@ -209,13 +209,15 @@ def test_normal_max_moments_match_closed_forms():
 class _Core:
     """The parts of components.sm_core.SmCore that Sample.tail_shift reads."""
 
-    def __init__(self, ends):
+    def __init__(self, ends, issued=None):
         self.sm_end = ends
+        self.sm_issued = issued if issued is not None else [1000] * len(ends)
 
 
-def _sample_with_ends(ends, counts, n_sms, cps=1):
+def _sample_with_ends(ends, counts, n_sms, cps=1, n_ctas=None):
     s = Sample(len(ends))
     s.sms, s.n_sms, s.ctas_per_sm = list(range(len(ends))), n_sms, cps
+    s.n_ctas = n_ctas if n_ctas is not None else 10 * n_sms * cps + 1     # several waves, scheduled dynamically
     s.sched = SubsetScheduler([], s.sms, cps)
     s.sched.count = dict(enumerate(counts))
     return s, _Core(list(ends) + [0] * (n_sms - len(ends)))
@@ -232,12 +234,38 @@ def test_tail_shift_uses_the_busy_sms_and_the_expected_maxima():
     sig = math.sqrt(sum((x - mu) ** 2 for x in busy) / 3)
     (e16, v16), (e4, v4) = normal_max_moments(16), normal_max_moments(4)   # 4 of 6 busy -> 16 of 24
     assert shift == pytest.approx(sig * (e16 - e4)) and spread == pytest.approx(sig * math.sqrt(v16 + v4))
-    # several CTAs per SM: an SM one CTA short was still busy at the end (all count)
+    # several CTAs per SM, later waves dynamic: an SM one CTA short was still busy at the end (all count)
     s8, core8 = _sample_with_ends(ends, [30, 31, 31, 32, 31, 30], 24, cps=8)
-    assert len(s8.tail_sample(core8)) == 6
+    assert len(s8.tail_sample(core8)) == 6 and sorted(s8.tail_groups(core8)) == [30, 31, 32]
     # identical ends: nothing to extrapolate
     s0, core0 = _sample_with_ends([500] * 6, [2] * 6, 24)
     assert s0.tail_shift(core0) == (0.0, 0.0)
+    # one wave (every CTA starts at launch): only the SMs with the most CTAs are alike, and on the full GPU the
+    # partial row's SMs are those (gemm_ptr_M1536: 144 CTAs at 2 per SM on 132 SMs, 12 with 2 CTAs)
+    s1, core1 = _sample_with_ends(ends, [2, 2, 1, 1, 1, 1], 24, cps=2, n_ctas=26)
+    assert len(s1.tail_sample(core1)) == 2
+    assert s1.full_group_size(2, 2, 2) == 2                      # 26 CTAs on 24 SMs: 2 SMs run a second CTA
+    assert s1.tail_shift(core1)[0] == 0.0                        # both of them sampled: nothing to extrapolate
+
+
+def test_tail_shift_keeps_count_groups_apart():
+    # SMs that ran one CTA more end later by structure, not by chance: the spread is pooled within the groups
+    # (a spread over both would extrapolate the gap between them)
+    hi = [2000, 2010, 1990, 2005]
+    lo = [1000, 1010, 990, 1005]
+    s, core = _sample_with_ends(hi + lo, [5] * 4 + [4] * 4, 32, cps=2)
+    shift, _ = s.tail_shift(core)
+    assert 0 < shift < 30                                      # pooled sd ~9, not the ~530 of all eight
+
+
+def test_tail_shift_ignores_spread_that_the_work_explains():
+    # causal attention: SMs that got heavier CTAs end later by construction; only the residual is noise
+    ends = [1000, 1500, 2000, 2500, 1010, 1490, 2005, 2495]
+    work = [100, 150, 200, 250, 100, 150, 200, 250]
+    s, _ = _sample_with_ends(ends, [3] * 8, 32, cps=2)
+    core = _Core(ends + [0] * 24, work + [0] * 24)
+    shift, _ = s.tail_shift(core)
+    assert 0 < shift < 10                                      # residual sd ~8, not the ~570 of the ends
 
 
 def test_tail_shift_removes_the_bias_of_the_sample_maximum():
