@@ -52,7 +52,7 @@ GPU is accounted for statistically.
   ``sqrt(k)``, with the finite-population factor ``sqrt(1 - n_sub / n_ctas)`` (how far the sample's mean CTA
   cost may be from the grid's). The tail shift assumes the unsampled SMs are like the sampled ones; where the
   sample holds the slowest SMs by construction (GPC 0 in a one-wave launch) it overshoots (gemm_tma_M2048:
-  +2.5 to +2.9 % vs detailed mode, 2026-12-03).
+  +2.4 / +2.7 % vs detailed mode at measured / YAML clocks, 2026-12-03).
 * **Ghost fills** (runner/ghost_fills.py): each sampled CTA stands for the other CTAs of its stratum. Cross-SM
   coupling through the L2 (components/memory.py ``l2.coalesce_scope``: reads of the same lines from SMs of one
   GPC share a lookup; a lookup of lines being filled from DRAM waits for the fill) would otherwise only happen
