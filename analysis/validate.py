@@ -28,7 +28,7 @@ __all__ = ["default_records_dir", "discover_records", "validate_one", "validate_
 #: columns of ``validation.csv`` (row dict keys), in order
 ROW_COLUMNS = (
     "name", "path", "status", "error",
-    "hw_cycles", "sim_cycles", "error_pct",
+    "hw_cycles", "sim_cycles", "error_pct", "sim_cycles_error_estimate_pct",
     "sim_warp_instructions", "hw_sass_warp_instructions", "sass_ratio",
     "sim_dram_bytes", "hw_dram_bytes", "dram_ratio",
     "sim_l2_bytes", "hw_l2_bytes", "l2_ratio",
@@ -220,6 +220,9 @@ def validate_one(record_dir: str | Path, arch: str = "h200", *, mode: str = "tim
 
     if row["status"] == "ok":
         row["sim_cycles"] = _num(metrics.get("cycles"))
+        smp = metrics.get("sampling") or {}
+        if smp.get("mode") == "sampled":   # sampled mode's 1-sigma estimate of its own cycle error (runner/sampling.py)
+            row["sim_cycles_error_estimate_pct"] = _num(smp.get("cycles_error_pct"))
         row["sim_warp_instructions"] = _num(metrics.get("warp_instructions"))
         r, w = _num(metrics.get("dram_read_bytes")), _num(metrics.get("dram_write_bytes"))
         row["sim_dram_bytes"] = (r or 0.0) + (w or 0.0) if (r is not None or w is not None) else None
@@ -551,7 +554,17 @@ def compare_runs(rows: Sequence[dict], baseline_csv: str | Path, tol_pct: float 
         if not b or s is None:
             missing.append(r.get("name"))
             continue
-        out.append({"name": r["name"], "cycles": s, "baseline_cycles": b, "diff_pct": 100.0 * (s / b - 1.0)})
+        x = {"name": r["name"], "cycles": s, "baseline_cycles": b, "diff_pct": 100.0 * (s / b - 1.0)}
+        est = _num(r.get("sim_cycles_error_estimate_pct"))
+        if est is not None:
+            x["estimate_pct"] = est
+        out.append(x)
     worst = max((abs(x["diff_pct"]) for x in out), default=None)
-    return {"baseline": str(p), "launches": out, "missing": missing, "max_abs_diff_pct": worst,
-            "within_tol": sum(abs(x["diff_pct"]) <= tol_pct for x in out), "tol_pct": tol_pct}
+    res = {"baseline": str(p), "launches": out, "missing": missing, "max_abs_diff_pct": worst,
+           "within_tol": sum(abs(x["diff_pct"]) <= tol_pct for x in out), "tol_pct": tol_pct}
+    est = [x for x in out if x.get("estimate_pct")]
+    if est:
+        res["with_estimate"] = len(est)
+        for k in (1, 2):
+            res[f"within_{k}_estimate"] = sum(abs(x["diff_pct"]) <= k * x["estimate_pct"] for x in est)
+    return res

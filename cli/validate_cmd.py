@@ -139,13 +139,17 @@ def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] 
         cmp = V.compare_runs(rows, against)
         console.print(f"simulated cycles against {cmp['baseline']}:", highlight=False)
         for x in cmp["launches"]:
-            console.print(f"  {x['name']}: {x['cycles']:,.0f} vs {x['baseline_cycles']:,.0f}  {x['diff_pct']:+.2f}%",
-                          highlight=False)
+            est = f"  (estimate ±{x['estimate_pct']:.2f}%)" if x.get("estimate_pct") else ""
+            console.print(f"  {x['name']}: {x['cycles']:,.0f} vs {x['baseline_cycles']:,.0f}  "
+                          f"{x['diff_pct']:+.2f}%{est}", highlight=False)
         if cmp["missing"]:
             console.print(f"  not in both: {', '.join(map(str, cmp['missing']))}", highlight=False)
         if cmp["max_abs_diff_pct"] is not None:
             console.print(f"  max |diff| {cmp['max_abs_diff_pct']:.2f}%, {cmp['within_tol']} of {len(cmp['launches'])} "
                           f"within {cmp['tol_pct']:g}%", highlight=False)
+        if cmp.get("with_estimate"):
+            console.print(f"  sampled error estimate: {cmp['within_1_estimate']} / {cmp['within_2_estimate']} of "
+                          f"{cmp['with_estimate']} sampled launches within 1 / 2 estimates", highlight=False)
         import json
 
         (out / "comparison.json").write_text(json.dumps(cmp, indent=1))

@@ -159,3 +159,33 @@ def test_default_roofline_on_bundled_record():
     row = V.validate_one(BUNDLED / "rmsnorm_rows4096_cols4096", simulate_fn=fake_sim)
     assert row["bound_by"] == "memory" and row["bound_cycles"] > 0
     assert row["hw_over_bound"] > 0.5
+
+
+def test_compare_runs_checks_the_sampled_error_estimate(tmp_path):
+    # sampled mode reports a 1-sigma estimate of its own cycle error; --against counts how often the difference
+    # to detailed mode stays within 1 and 2 estimates
+    base = tmp_path / "validation.csv"
+    with open(base, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["name", "sim_cycles"])
+        w.writerows([["a", 1000], ["b", 1000], ["c", 1000], ["d", 1000]])
+    rows = [{"name": "a", "sim_cycles": 1010, "sim_cycles_error_estimate_pct": 2.0},    # 1 % <= 1 estimate
+            {"name": "b", "sim_cycles": 975, "sim_cycles_error_estimate_pct": 2.0},     # 2.5 % <= 2 estimates
+            {"name": "c", "sim_cycles": 1100, "sim_cycles_error_estimate_pct": 2.0},    # 10 %: outside
+            {"name": "d", "sim_cycles": 1000, "sim_cycles_error_estimate_pct": None}]   # fell back to detailed
+    cmp = V.compare_runs(rows, base)
+    assert cmp["with_estimate"] == 3 and cmp["within_1_estimate"] == 1 and cmp["within_2_estimate"] == 2
+    assert cmp["launches"][0]["estimate_pct"] == 2.0 and "estimate_pct" not in cmp["launches"][3]
+    assert cmp["within_tol"] == 3 and cmp["max_abs_diff_pct"] == pytest.approx(10.0)
+
+
+def test_sampled_rows_carry_the_error_estimate():
+    def sampled(path, arch="h200", **kw):
+        r = fake_sim(path, arch, **kw)
+        r.metrics["sampling"] = {"mode": "sampled", "cycles_error_pct": 1.25}
+        return r
+
+    row = V.validate_one(BUNDLED / "gemm_tma_M2048_N2048_K2048", simulate_fn=sampled, with_roofline=False)
+    assert row["sim_cycles_error_estimate_pct"] == 1.25
+    plain = V.validate_one(BUNDLED / "gemm_tma_M2048_N2048_K2048", simulate_fn=fake_sim, with_roofline=False)
+    assert plain["sim_cycles_error_estimate_pct"] is None
