@@ -152,10 +152,10 @@ class Sample:
         n = waves * slots_sub + (max(1, int(math.floor(rem * k / n_sms + 0.5))) if rem else 0)
         return min(units, n) * cl
 
-    def choose_gpcs(self, gpc_of: list[int], partitions: int = 2) -> list[int]:
+    def choose_gpcs(self, gpc_of: list[int]) -> list[int]:
         """Whole GPCs (``gpc_of[sm]``): ``round(k / mean GPC size)`` of them (at least one, not all), always
         with GPC 0; seed 0 spaces them evenly from GPC 0, another seed draws the others at random
-        (``random.Random(seed)``); their SMs in id order. ``partitions`` is kept for the interface."""
+        (``random.Random(seed)``); their SMs in id order."""
         n, n_g = len(gpc_of), max(gpc_of) + 1
         m = min(n_g - 1, max(1, int(math.floor(self.k * n_g / n + 0.5))))
         # GPC 0 runs the first CTAs of every row (launch position 0..): in a one-wave launch those take the
@@ -169,7 +169,7 @@ class Sample:
         return [sm for sm, g in enumerate(gpc_of) if g in chosen]
 
     def plan(self, n_ctas: int, n_sms: int, ctas_per_sm: int, cluster: int = 1,
-             gpc_of: list[int] | None = None, partitions: int = 2) -> "Sample":
+             gpc_of: list[int] | None = None) -> "Sample":
         """Choose the SMs and the CTA sample (or decide to fall back to a detailed run). ``gpc_of`` (the GPC of
         each SM, given when reads of one GPC share L2 lookups): sample whole GPCs and the CTAs they run on the
         full GPU (:meth:`_plan_gpcs`)."""
@@ -177,7 +177,7 @@ class Sample:
         cl = max(1, int(cluster))
         by_gpc = (gpc_of is not None and self.ids is None and cl == 1 and len(gpc_of) == n_sms
                   and max(gpc_of) > 0 and self.k < n_sms)
-        self.sms = self.choose_gpcs(gpc_of, partitions) if by_gpc else self.choose(n_sms)
+        self.sms = self.choose_gpcs(gpc_of) if by_gpc else self.choose(n_sms)
         k = len(self.sms)
         if by_gpc:   # every CTA c with c mod n_sms in the sampled SMs
             rows, rem = divmod(n_ctas, n_sms)

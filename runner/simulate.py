@@ -99,8 +99,7 @@ def _plan_sample(sample, seed, record, program, spec, knobs):
         # only cp.async / TMA reads share L2 lookups (components/memory.py): sample whole GPCs for them
         from warpgraph.components.structural import gpc_of_sms
         gpc_of = gpc_of_sms(spec.fabric, cfg.n_sms)
-    return smp.plan(int(math.prod(record.grid)), cfg.n_sms, occ.ctas_per_sm, cluster, gpc_of=gpc_of,
-                    partitions=int(getattr(l2, "partitions", 2) or 2))
+    return smp.plan(int(math.prod(record.grid)), cfg.n_sms, occ.ctas_per_sm, cluster, gpc_of=gpc_of)
 
 
 def _reads_clock(program) -> bool:
