@@ -562,9 +562,9 @@ def compare_runs(rows: Sequence[dict], baseline_csv: str | Path, tol_pct: float 
     worst = max((abs(x["diff_pct"]) for x in out), default=None)
     res = {"baseline": str(p), "launches": out, "missing": missing, "max_abs_diff_pct": worst,
            "within_tol": sum(abs(x["diff_pct"]) <= tol_pct for x in out), "tol_pct": tol_pct}
-    est = [x for x in out if x.get("estimate_pct")]
-    if est:
-        res["with_estimate"] = len(est)
+    estimated = [x for x in out if x.get("estimate_pct")]
+    if estimated:
+        res["with_estimate"] = len(estimated)
         for k in (1, 2):
-            res[f"within_{k}_estimate"] = sum(abs(x["diff_pct"]) <= k * x["estimate_pct"] for x in est)
+            res[f"within_{k}_estimate"] = sum(abs(x["diff_pct"]) <= k * x["estimate_pct"] for x in estimated)
     return res

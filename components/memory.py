@@ -484,10 +484,10 @@ class MemorySystem:
 
     def _fanout(self, lines: float, dram_bytes: float, queue: float, t: float, t_end) -> float:
         """Extra cycles until the slowest of a read's DRAM lines is back (microbench ``dram_fanout``, H200
-        2026-12-03: L lock-step lines take min + spread * H_L, spread 157 cycles unloaded, rms 8.5 over L = 1..128;
-        the spread grows with load about as the mean latency does, 0.22-0.30 of it). ``n`` = DRAM lines of the
-        whole request (at most one per missing sector; the request is done when its slowest line in any partition
-        is); a TMA stream issued over ``[t, t_end]`` hides
+        2026-12-03: L lock-step random lines take min + spread * H_L, spread 157 cycles unloaded, rms 7.9 over
+        L = 1..128; up to 3.5 TB/s of background the spread is 0.21-0.27 of the mean latency, so it is scaled
+        with the loaded latency). ``n`` = DRAM lines of the whole request (at most one per missing sector; the
+        request is done when its slowest line in any partition is); a TMA stream issued over ``[t, t_end]`` hides
         the spread of its earlier lines: only those issued in the last spread count."""
         n = dram_bytes / SECTOR
         if lines < n:

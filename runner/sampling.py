@@ -271,24 +271,24 @@ class Sample:
         with later waves scheduled dynamically an SM one slot-round short was still busy (rmsnorm: 30-33 CTAs)."""
         return 1 if self.n_ctas <= self.n_sms * self.ctas_per_sm else self.ctas_per_sm
 
-    def tail_groups(self, core, work: bool = False) -> dict[int, list]:
-        """End cycles of the sampled SMs that were busy until the work ran out, by the number of CTAs each ran:
-        those that ran more than ``top - margin`` (``top`` = the most any sampled SM ran, :meth:`_tail_margin`).
-        SMs of one count are alike; a count group ends later than the next lower one by about a CTA's share.
-        ``work``: (end cycle, warp instructions the SM issued) pairs instead."""
+    def tail_groups(self, core) -> dict[int, list[tuple[int, int]]]:
+        """(end cycle, warp instructions issued) of the sampled SMs that were busy until the work ran out, by the
+        number of CTAs each ran: those that ran more than ``top - margin`` (``top`` = the most any sampled SM
+        ran, :meth:`_tail_margin`). SMs of one count are alike; a count group ends later than the next lower one
+        by about a CTA's share."""
         cnt = self.sched.count if self.sched is not None else {}
         top = max(cnt.values()) if cnt else 0
         m = self._tail_margin()
-        out: dict[int, list[int]] = {}
+        out: dict[int, list[tuple[int, int]]] = {}
         for s in self.sms:
             c = cnt.get(s, 0) if cnt else 0
             if core.sm_end[s] > 0 and (not cnt or c > top - m):
-                out.setdefault(c, []).append((core.sm_end[s], core.sm_issued[s]) if work else core.sm_end[s])
+                out.setdefault(c, []).append((core.sm_end[s], core.sm_issued[s]))
         return out
 
     def tail_sample(self, core) -> list[int]:
-        """All end cycles of :meth:`tail_groups`."""
-        return [e for g in self.tail_groups(core).values() for e in g]
+        """The end cycles of :meth:`tail_groups`."""
+        return [e for g in self.tail_groups(core).values() for e, _ in g]
 
     def full_group_size(self, count: int, k: int, top: int) -> int:
         """SMs of the full GPU that run ``count`` CTAs, for ``k`` sampled ones. One wave: CTA ``c`` starts on SM
@@ -315,7 +315,7 @@ class Sample:
         ``n`` standard normals, :func:`normal_max_moments`), of the GPU the largest over its groups; the shift is that
         for the full GPU's group sizes (:meth:`full_group_size`) minus that for the sample's. The spread is ``sigma *
         sqrt(Var M_N + Var M_k)`` of the group that ends last on the full GPU."""
-        groups = self.tail_groups(core, work=True)
+        groups = self.tail_groups(core)
         if not groups or not self.sms:
             return 0.0, 0.0
         # the part of the spread that the SMs' own work explains is structure too (causal attention: CTAs of
@@ -350,11 +350,12 @@ class Sample:
             best_smp = max(best_smp, mu + sig * e_k)
         return max(0.0, best_full - best_smp), spread
 
-    def error_terms(self, core, cycles: int, tail: tuple[float, float] | None = None) -> dict:
+    def error_terms(self, core, cycles: int, tail: tuple[float, float]) -> dict:
+        """1-sigma error of ``cycles`` (% parts): ``tail`` is :meth:`tail_shift`'s (shift, spread)."""
         N = self.n_sms
         cnt = self.sched.count if self.sched is not None else {}
         cyc = max(1, int(cycles))
-        shift, spread = tail if tail is not None else self.tail_shift(core)
+        shift, spread = tail
         slots = N * self.ctas_per_sm
         partial = self.n_ctas > slots and self.n_ctas % slots != 0
         tail_err = spread + (core.cfg.launch_latency if partial else 0)
