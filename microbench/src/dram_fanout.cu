@@ -8,17 +8,14 @@
 // a separate 1 GiB buffer until block 0 is done, as in k_loaded.cu (background bandwidth from %globaltimer).
 // out[0] = cycles, out[1] = steps, out[2] = background bytes, out[3] = min start ns, out[4] = max end ns.
 #include <algorithm>
+#include <utility>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <vector>
 #include <cuda_runtime.h>
+#include "common.cuh"
 
-typedef unsigned long long u64;
-typedef unsigned int u32;
-
-__device__ __forceinline__ u64 clk() { u64 t; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory"); return t; }
-__device__ __forceinline__ u64 gtimer() { u64 t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory"); return t; }
 __device__ __forceinline__ u32 ldcg(const u32* p) { u32 v; asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory"); return v; }
 
 extern "C" __global__ void scatter_chain(u32* region, const u32* next, u64 lines) {
@@ -155,6 +152,18 @@ int main() {
   scatter_chain<<<1024, 256>>>(region, d_next, lines);
   CK(cudaDeviceSynchronize());
   const u32 steps = 400;
+  // one measured launch on a cold L2: (cycles per step, background GB/s)
+  auto measure = [&](auto launch, int bg_blocks, int rep) {
+    CK(cudaMemset(flush, rep, 256u << 20));       // evict the L2 (50 MiB) between runs
+    CK(cudaMemset(flag, 0, 4));
+    u64 init[8] = {0, 0, 0, ~0ull, 0, 0, 0, 0};
+    CK(cudaMemcpy(d_out, init, sizeof init, cudaMemcpyHostToDevice));
+    launch();
+    CK(cudaDeviceSynchronize());
+    u64 o[8]; CK(cudaMemcpy(o, d_out, sizeof o, cudaMemcpyDeviceToHost));
+    double gbs = bg_blocks ? (double)o[2] / (double)(o[4] - o[3]) : 0.0;
+    return std::make_pair((double)o[0] / o[1], gbs);
+  };
   u64 pos = 0;                                        // position along the permutation: fresh lines every run
   printf("L bg_blocks rep cycles_per_step bg_gb_per_s\n");
   for (int blocks : {0, 66, 132, 264, 528, 1056}) {
@@ -166,15 +175,10 @@ int main() {
         for (int c = 0; c < 128; ++c) starts[c] = perm[(pos + c * gap) % lines] * 32u;
         pos += 128 * gap;
         CK(cudaMemcpy(d_starts, starts.data(), 128 * 4, cudaMemcpyHostToDevice));
-        CK(cudaMemset(flush, rep, 256u << 20));       // evict the L2 (50 MiB) between runs
-        CK(cudaMemset(flag, 0, 4));
-        u64 init[8] = {0, 0, 0, ~0ull, 0, 0, 0, 0};
-        CK(cudaMemcpy(d_out, init, sizeof init, cudaMemcpyHostToDevice));
-        fanout_latency<<<1 + blocks, 256>>>(region, d_starts, L, steps, bg, bg_bytes / 16, d_out, flag);
-        CK(cudaDeviceSynchronize());
-        u64 o[8]; CK(cudaMemcpy(o, d_out, sizeof o, cudaMemcpyDeviceToHost));
-        double gbs = blocks ? (double)o[2] / (double)(o[4] - o[3]) : 0.0;
-        printf("%d %d %d %.1f %.1f\n", L, blocks, rep, (double)o[0] / o[1], gbs);
+        auto r = measure([&] {
+          fanout_latency<<<1 + blocks, 256>>>(region, d_starts, L, steps, bg, bg_bytes / 16, d_out, flag);
+        }, blocks, rep);
+        printf("%d %d %d %.1f %.1f\n", L, blocks, rep, r.first, r.second);
       }
     }
   }
@@ -196,15 +200,10 @@ int main() {
         for (int rep = 0; rep < 3; ++rep) {
           u32 st = bp[bpos % blocks] * 128u * 32u;
           bpos += steps + 32;
-          CK(cudaMemset(flush, rep, 256u << 20));
-          CK(cudaMemset(flag, 0, 4));
-          u64 init[8] = {0, 0, 0, ~0ull, 0, 0, 0, 0};
-          CK(cudaMemcpy(d_out, init, sizeof init, cudaMemcpyHostToDevice));
-          fanout_contig<<<1 + blocks_bg, 256>>>(region, st, L, steps, bg, bg_bytes / 16, d_out, flag);
-          CK(cudaDeviceSynchronize());
-          u64 o[8]; CK(cudaMemcpy(o, d_out, sizeof o, cudaMemcpyDeviceToHost));
-          double gbs = blocks_bg ? (double)o[2] / (double)(o[4] - o[3]) : 0.0;
-          printf("C %d %d %d %.1f %.1f\n", L, blocks_bg, rep, (double)o[0] / o[1], gbs);
+          auto r = measure([&] {
+            fanout_contig<<<1 + blocks_bg, 256>>>(region, st, L, steps, bg, bg_bytes / 16, d_out, flag);
+          }, blocks_bg, rep);
+          printf("C %d %d %d %.1f %.1f\n", L, blocks_bg, rep, r.first, r.second);
         }
       }
     }

@@ -6,11 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
-
-typedef unsigned long long u64;
-
-__device__ __forceinline__ u64 gtimer() { u64 t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory"); return t; }
-__device__ __forceinline__ u64 clk() { u64 t; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory"); return t; }
+#include "common.cuh"
 
 extern "C" __global__ void l2_read(const uint4* buf, u64 n, int passes, u64* out, unsigned* sink) {
   __syncthreads();
