@@ -34,7 +34,7 @@ By default only cp.async fills are replayed. ``sample={"ghost_fills": "all"}`` a
 over-correct: gemm_tma_M2048 (one wave, all 256 CTAs resident, lock step) runs 14 % faster than detailed mode with
 them (-1.7 % without), although its sampled SMs then merge fewer of their loads than detailed mode's SMs (37 %
 vs 44 %). The latency of every TMA load falls (L2 hits 1,308 vs 1,875 cycles), a queueing effect of the scaled
-L2 servers that is not understood yet (docs/session-notes-2026-12-02-session3.md).
+L2 servers that is not understood yet (session 3 notes on issue #6).
 
 Known limit: the detailed model's fill merging is bistable on lock-step pointer GEMMs (docs/accuracy.md, "Sampled
 mode"); at the YAML clock gemm_ptr_M2048 / M4096 sampled differ from detailed by +19 % / -13 %.
