@@ -159,18 +159,42 @@ def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> Co
     )
 
 
-def registers_per_thread(program, record=None) -> tuple[int, str]:
-    """``.maxnreg`` > record measured/source ``registers_per_thread`` (compiler fact) > PTX estimate."""
+def registers_per_thread(program, record=None, spec=None) -> tuple[int, str]:
+    """Registers per thread the assembler allocates for ``record``'s entry on ``spec``'s ISA (``sm.isa``).
+
+    The record alone decides (workloads/compiled.py): its ``compiled.<isa>`` block, else ptxas run now, else
+    an estimate from the PTX register declarations, flagged in the returned source and as a warning. A
+    hardware measurement (``measured.json``) is never read."""
+    from warpgraph.workloads.compiled import compiled_facts
+
+    isa = str(sget(spec, "sm.isa", "sm_90a"))
+    facts, src = compiled_facts(record, program, isa) if record is not None else (None, "no record")
+    if facts is not None:
+        return int(facts.registers_per_thread), f"ptxas: {src}"
+    est = _estimate_registers(program)
     mx = getattr(program, "maxnreg", None)
     if mx:
-        return int(mx), "ptx .maxnreg"
-    for src in (getattr(record, "measured", None), getattr(record, "source", None)):
-        if src is None:
-            continue
-        v = src.get("registers_per_thread") if isinstance(src, dict) else getattr(src, "registers_per_thread", None)
-        if v:
-            return int(v), "compiler fact (registers_per_thread of the record)"
-    # estimate: PTX virtual registers over-count; 32-bit count + 2 per 64-bit, capped
+        est = min(est, int(mx))
+    _warn_estimate(getattr(record, "name", "?"), est, src)
+    return est, f"estimate from PTX register declarations ({src})"
+
+
+_WARNED: set = set()
+
+
+def _warn_estimate(name: str, est: int, why: str) -> None:
+    import warnings
+
+    if (name, why) in _WARNED:
+        return
+    _WARNED.add((name, why))
+    warnings.warn(f"{name}: registers per thread estimated as {est} from the PTX ({why}); occupancy may be "
+                  f"wrong. Install the 'triton' extra or a CUDA toolkit's ptxas, or record them with "
+                  f"`warpgraph compile RECORD --write`.", stacklevel=3)
+
+
+def _estimate_registers(program) -> int:
+    """PTX virtual registers over-count: 32-bit count + 2 per 64-bit, halved, plus 16, capped at 255."""
     n32 = n64 = 0
     for name in getattr(program, "reg_names", []):
         if name.startswith("%rd") or name.startswith("%fd"):
@@ -179,8 +203,7 @@ def registers_per_thread(program, record=None) -> tuple[int, str]:
             continue
         else:
             n32 += 1
-    est = min(255, max(16, (n32 + 2 * n64) // 2 + 16))
-    return est, "estimate from PTX register declarations"
+    return min(255, max(16, (n32 + 2 * n64) // 2 + 16))
 
 
 # how a bundle aggregates the payload of its warps, per op class (Contract 2 payload table)
@@ -377,7 +400,7 @@ def sm_occupancy(spec, program, record=None, *, threads_per_cta: int, registers:
     if registers is not None:
         regs, regs_src = int(registers), "given"
     else:
-        regs, regs_src = registers_per_thread(program, record)
+        regs, regs_src = registers_per_thread(program, record, spec)
     if shared_bytes is None:
         shared_bytes = int(getattr(record, "shared_bytes", 0) or 0) if record is not None else 0
         shared_bytes = max(shared_bytes, int(getattr(program, "static_shared_bytes", 0) or 0))

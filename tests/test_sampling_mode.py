@@ -134,14 +134,15 @@ def _merged_fraction(r) -> float:
 def test_gpc_sample_keeps_lookup_sharing():
     # runner/sampling.py: with l2.coalesce_scope gpc (h200), the sample is whole GPCs running the CTAs they run on
     # the full GPU, so reads of a GPC share L2 lookups as in detailed mode. Measured 2026-12-03 (K=128): detailed
-    # 0.61 of the read bytes shared, one-GPC sample 0.59.
+    # 0.61 of the read bytes shared, one-GPC sample 0.55 with ptxas's 126 registers (0.59 with the PTX estimate
+    # that scaled records used before the record-alone fix); a sample without sharing would show about 0.02.
     rec = scale_record(load_record(ROOT / "gemm_ptr_M2048_N2048_K2048"), M=2048, N=2048, K=128)
     det = simulate(rec, "h200")
     smp = simulate(rec, "h200", mode="sampled", sample=16)
     s = smp.metrics["sampling"]
     assert s["sms"] == list(range(16))                        # fabric.sms_per_gpc: GPC 0 is SMs 0-15
     assert s["ctas_simulated"] == sum(1 for c in range(256) if c % 132 < 16)
-    assert abs(_merged_fraction(smp) - _merged_fraction(det)) < 0.05
+    assert abs(_merged_fraction(smp) - _merged_fraction(det)) < 0.08
 
 
 def test_ghost_fills_restore_cross_sm_merging():

@@ -48,6 +48,9 @@ class SmSpec(Section):
     count: PosInt = Field(132, description="enabled SMs")
     subpartitions: PosInt = Field(4, description="sub-partitions (warp schedulers) per SM")
     warp_size: Literal[32] = 32
+    isa: str = Field("sm_90a", pattern=r"^sm_[0-9]+[af]?$",
+                     description="native ISA (ptxas -arch): the compiler facts of a record (registers per thread) "
+                                 "are for this target")
     max_warps: PosInt = Field(64, description="resident warps per SM")
     max_ctas: PosInt = Field(32, description="resident CTAs per SM")
     max_threads: PosInt = Field(2048, description="resident threads per SM")
@@ -276,6 +279,9 @@ class L2Spec(Section):
     mshrs_per_slice: PosInt = 96
     reuse_capacity_bytes: PosInt | None = Field(None, description="capacity an LRU over 128-B lines must have to "
                                                 "reproduce measured reuse and dirty write-back (None = size_bytes)")
+    fill_store_gb_per_s: PosFloat | None = Field(
+        None, description="throughput of the L2 data-array write path that DRAM fills and SM stores share (a store "
+                          "that stays in L2 costs it as much as a DRAM read); None: not modelled")
     coalesce_scope: Literal["none", "fill", "gpc", "gpu"] = Field(
         "gpc", description="which reads (cp.async / TMA) of the same lines share an L2 lookup (components/memory.py): "
         "gpc = SMs of one GPC while the first lookup is outstanding, gpu = any SMs, fill = any SM into an "

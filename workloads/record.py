@@ -195,6 +195,19 @@ def _dim3(v):
     return v
 
 
+class CompiledBlock(_Strict):
+    """``ptxas -v`` facts of the record's entry for one ISA (``compiled.<isa>``; workloads/compiled.py)."""
+
+    registers_per_thread: int = Field(ge=1, le=255)
+    spill_store_bytes: int = Field(0, ge=0)
+    spill_load_bytes: int = Field(0, ge=0)
+    stack_frame_bytes: int = Field(0, ge=0)
+    static_shared_bytes: int = Field(0, ge=0)
+    barriers: int = Field(0, ge=0, le=16)
+    tool: str = ""
+    isa: str = ""
+
+
 class LaunchRecord(BaseModel):
     """A parsed ``launch.json``. ``dir`` is the folder it was loaded from (None for in-memory records)."""
 
@@ -211,6 +224,7 @@ class LaunchRecord(BaseModel):
     buffers: dict[str, Buffer] = Field(default_factory=dict)
     params: list[Param] = Field(default_factory=list)
     check: Check | None = None
+    compiled: dict[str, CompiledBlock] = Field(default_factory=dict)
 
     _dir: Path | None = PrivateAttr(default=None)
     _file: Path | None = PrivateAttr(default=None)
@@ -290,7 +304,7 @@ class LaunchRecord(BaseModel):
         return [(i, p.value) for i, p in enumerate(self.params) if p.kind == "tensormap"]
 
     def to_json_dict(self) -> dict:
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", exclude={"compiled"} if not self.compiled else None)
 
     def derive(self, **changes) -> "LaunchRecord":
         """A modified copy (re-validated) that keeps this record's folder / PTX text (measured: dropped)."""
@@ -299,7 +313,10 @@ class LaunchRecord(BaseModel):
         new = LaunchRecord.model_validate(d)
         new._dir = self._dir
         new._ptx_text = self._ptx_text
-        new._program = self._program if d.get("ptx", self.ptx) == self.ptx and d["entry"] == self.entry else None
+        same_code = d.get("ptx", self.ptx) == self.ptx and d["entry"] == self.entry
+        new._program = self._program if same_code else None
+        if not same_code and "compiled" not in changes:
+            new.compiled = {}
         new._measured = None
         new._file = None
         new.validate_self()

@@ -327,8 +327,25 @@ def capture(kernel, grid, args, *, target: str = "sm_90a", num_warps: int = 4, n
     }
     if check is not None:
         rec_dict["check"] = check
+    rec_dict["compiled"] = _compiled_block(ptx, entry, target)
     rec = record_from_dict(rec_dict, ptx_text=ptx)
     rec.validate_against(None)
     if out_dir is not None:
         rec = save_record(rec, out_dir, ptx)
     return rec
+
+
+def _compiled_block(ptx: str, entry: str, target: str) -> dict:
+    """ptxas facts (registers, spills) recorded at capture, for the GPU ISA the record runs on: the target itself
+    for Blackwell, sm_90a (H100/H200) for Hopper and older targets, which Hopper runs (workloads/compiled.py)."""
+    from warpgraph.workloads.compiled import ptxas_facts
+
+    isa = target if _TARGETS[target] >= 100 else "sm_90a"
+    f, why = ptxas_facts(ptx, entry, isa, prefer="triton")
+    if f is None:
+        import warnings
+
+        warnings.warn(f"capture: no compiler facts recorded for {isa} ({why})", stacklevel=3)
+        return {}
+    return {isa: f.to_json()}
+
