@@ -146,6 +146,12 @@ class MemorySystem:
         self.channels = int(param(hbm, "channels", 80))
         self.l2_srv = [FluidServer(slice_bpc * self.slices_per_part) for _ in range(P)]
         self.hbm_srv = [FluidServer(self.hbm_bpc / P) for _ in range(P)]
+        # L2 fill + store write path (microbench stream_sizes, H200 2026-12-03): DRAM fills and SM stores that
+        # allocate in L2 share one data-array write throughput; a copy whose output stays in L2 takes as long as
+        # reading twice the bytes from DRAM. None: not modelled (every store is free of it)
+        fsg = param(l2, "fill_store_gb_per_s", None)
+        self.fill_bpc = float(fsg) * 1e3 / sm_mhz if fsg else 0.0
+        self.fill_srv = [FluidServer(self.fill_bpc / P) for _ in range(P)] if fsg else []
         # DRAM latency under load below saturation (microbench loaded_latency): + a * u / (1 - u), u = the
         # partition's recent busy fraction (EWMA over hbm.utilization_window_cycles), capped at
         # hbm.loaded_latency_max_util (beyond it the fluid server's own backlog is the queue)
@@ -276,6 +282,13 @@ class MemorySystem:
                 e = self.l2_srv[p].reserve_stream(t, t_end, b)
             if rec_on:
                 self._trace_note("l2", write, e - b * self.l2_srv[p].inv, e, b)
+            fsrv = self.fill_srv[p] if self.fill_srv else None
+            if write and fsrv is not None and b:
+                # the store's bytes are written into the L2 data array (allocated there, whether or not they
+                # are later written back)
+                ew = fsrv.reserve(t, b) if t_end is None else fsrv.reserve_stream(t, t_end, b)
+                if ew > e:
+                    e = ew
             if dram_bytes:
                 db = dram_bytes * frac
                 # DRAM writes cost hbm.write_cost_factor read-equivalents of channel time (bus turnaround)
@@ -283,6 +296,11 @@ class MemorySystem:
                 hs = self.hbm_srv[p]
                 amt = db * self.hbm_wcost if write else db
                 e2 = hs.reserve(t_in, amt) + self.dram_lat
+                if not write and fsrv is not None:
+                    # the fill writes the DRAM data into the L2 data array
+                    ef = fsrv.reserve(t_in, db) + self.dram_lat
+                    if ef > e2:
+                        e2 = ef
                 ql = 0.0
                 if self.hbm_qa:
                     u = self._hbm_util(p, t_in)
@@ -529,6 +547,10 @@ class MemorySystem:
             if dram_bytes:
                 db = dram_bytes / P
                 e2 = self.hbm_srv[p].peek(e - b * srv.inv, db) + self.dram_lat
+                if self.fill_srv:
+                    ef = self.fill_srv[p].peek(e - b * srv.inv, db) + self.dram_lat
+                    if ef > e2:
+                        e2 = ef
                 ql = self._loaded_latency(self._hbm_util(p, t)) if self.hbm_qa else 0.0
                 e2 += ql
                 if self.hbm_spread:

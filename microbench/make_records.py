@@ -15,6 +15,7 @@ DEST = os.path.join(ROOT, "workloads", "microbench")
 RESULTS = "microbench/results/h200_2026-12-02.json"
 L1_RESULTS = "microbench/results/h200_l1_2026-12-02.json"
 LAUNCH_RESULTS = "microbench/results/h200_launch_2026-12-02.json"
+STREAM_RESULTS = "microbench/results/h200_stream_sizes_2026-12-03/stream_sizes.csv"
 
 
 def compile_ptx(nvcc, src):
@@ -189,6 +190,25 @@ def records():
                       "out[4b] = SM, out[4b+1] = first clock, out[4b+2] = last clock of CTA b",
                  hw={"results": LAUNCH_RESULTS, "bench": "cta_turnaround", "params": {"threads": 32, "spin_cycles": 2000},
                      "stat": "gap_median"}))
+    # stream_sizes.cu (results in h200_stream_sizes_2026-12-03/, ncu cold L2): one 16-B element per thread, one CTA
+    # per 256 threads, as Triton writes elementwise kernels
+    for mib in (16, 64):
+        n = mib * (1 << 20) // 16
+        grid = [n // 256, 1, 1]
+        vec = lambda init: {"dtype": "uint32", "shape": [4 * n], "init": init}
+        hwr = lambda k: {"results": STREAM_RESULTS, "bench": "ncu", "params": {"kernel": k, "size_mib": mib},
+                         "stat": "gpc__cycles_elapsed.max"}
+        R.append(rec(f"ew_read_{mib}MiB", "stream_sizes.cu", "ew_read", grid, [256, 1, 1],
+                     {"src": vec("zeros"), "sink": {"dtype": "uint32", "shape": [16], "init": "poison"}},
+                     [{"ptr": "src"}, {"ptr": "sink"}, {"u64": n}],
+                     note=f"one 16-B ld.global per thread over {mib} MiB (cold L2)", hw=hwr("ew_read")))
+        R.append(rec(f"ew_copy_{mib}MiB", "stream_sizes.cu", "ew_copy", grid, [256, 1, 1],
+                     {"src": vec("zeros"), "dst": vec("poison")}, [{"ptr": "src"}, {"ptr": "dst"}, {"u64": n}],
+                     note=f"dst[i] = src[i], 16 B per thread, {mib} MiB each way (cold L2)", hw=hwr("ew_copy")))
+        R.append(rec(f"ew_triad_{mib}MiB", "stream_sizes.cu", "ew_triad", grid, [256, 1, 1],
+                     {"a": vec("zeros"), "b": vec("zeros"), "c": vec("poison")},
+                     [{"ptr": "a"}, {"ptr": "b"}, {"ptr": "c"}, {"u64": n}],
+                     note=f"c = a * b (fp16x8), {mib} MiB per operand (cold L2)", hw=hwr("ew_triad")))
     return R
 
 
@@ -198,7 +218,8 @@ def main():
     ap.add_argument("--only", default=None, help="write only the records whose name starts with this prefix")
     a = ap.parse_args()
     ptx = {}
-    for f in ("k_tma.cu", "k_mbar.cu", "k_mma.cu", "k_wgmma.cu", "k_mem.cu", "k_dsm.cu", "k_l1.cu", "k_launch.cu"):
+    for f in ("k_tma.cu", "k_mbar.cu", "k_mma.cu", "k_wgmma.cu", "k_mem.cu", "k_dsm.cu", "k_l1.cu", "k_launch.cu",
+              "stream_sizes.cu"):
         ptx[f] = compile_ptx(a.nvcc, os.path.join(HERE, "src", f))
     nv = subprocess.run([a.nvcc, "--version"], capture_output=True, text=True).stdout
     nv = (re.findall(r"release [\d.]+, V[\d.]+", nv) or ["nvcc"])[0]
@@ -219,7 +240,26 @@ def main():
               "ptx": "kernel.ptx", "entry": r["entry"], "grid": r["grid"], "block": r["block"], "cluster": r["cluster"],
               "shared_bytes": r["shared"], "buffers": r["buffers"], "params": r["params"]}
         json.dump(lj, open(os.path.join(d, "launch.json"), "w"), indent=1)
+        _annotate(d)
     print(f"wrote {len(todo)} records under {os.path.relpath(DEST, ROOT)}")
+
+
+def _annotate(d):
+    """ptxas facts for the three bundled ISAs (the record alone decides its registers: workloads/compiled.py);
+    PTX that needs sm_90a features gets the sm_90a block only."""
+    sys.path.insert(0, os.path.dirname(ROOT))
+    try:
+        from warpgraph.core.errors import UserError
+        from warpgraph.workloads.compiled import annotate_record
+    except ImportError:
+        print(f"{d}: warpgraph not importable, no compiled block written (run `warpgraph compile --write`)")
+        return
+    for isa in ("sm_90a", "sm_100a", "sm_120"):
+        try:
+            annotate_record(d, isa, prefer="cuda")
+        except UserError:
+            if isa == "sm_90a":
+                raise
 
 
 if __name__ == "__main__":

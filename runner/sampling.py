@@ -257,7 +257,7 @@ class Sample:
         sampled SMs brings the matching requests of the unsampled SMs (``n_sms / k - 1`` times its amount) as
         background work (:class:`_SharedServer`)."""
         f = len(self.sms) / n_sms
-        for attr in ("l2_srv", "hbm_srv"):
+        for attr in ("l2_srv", "hbm_srv", "fill_srv"):
             srvs = getattr(mem, attr, None)
             for i, srv in enumerate(srvs or ()):
                 if hasattr(srv, "rate") and hasattr(srv, "inv") and hasattr(srv, "free"):
