@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpgraph.core.errors import RecordError
-from warpgraph.workloads.record import DTYPES, LaunchRecord
+from warpgraph.workloads.record import DTYPES, AddressesInit, LaunchRecord, UniformInit, ValuesInit, parse_address
 from warpgraph.workloads.references import bf16_bits_to_f32, f32_to_bf16_bits
 
 GLOBAL_BASE = 0x7F00_0000_0000
@@ -125,29 +125,61 @@ class DeviceMemory:
             else:  # ints, fp8 (0xFF is NaN in e4m3fn and e5m2)
                 raw[...] = _POISON_INT_BYTE
             return
-        sigma = float(b.init.normal)
+        v = self.view(name).reshape(-1)
+        init = b.init
+        if isinstance(init, AddressesInit):
+            addrs = []
+            for e in init.addresses:
+                n, off = parse_address(e)
+                addrs.append(self.addr_of(n) + off)
+            v[...] = np.asarray(addrs, dtype=np.uint64).astype(info.storage)
+            return
+        if isinstance(init, ValuesInit):
+            if not info.is_float:
+                v[...] = np.asarray([int(x) for x in init.values], dtype=np.int64).astype(info.storage)
+                return
+            x = np.asarray(init.values, dtype=np.float64).astype(np.float32)
+            if b.dtype == "float64":
+                v[...] = np.asarray(init.values, dtype=np.float64)
+                return
+            self._store_floats(v, b.dtype, x)
+            return
         # one independent stream per (seed, buffer name): adding a buffer does not change the others
         rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(name.encode())]))
+        if isinstance(init, UniformInit):
+            lo, hi = init.uniform
+            if not info.is_float:
+                v[...] = rng.integers(int(np.ceil(lo)), int(np.floor(hi)) + 1, b.numel).astype(info.storage)
+                return
+            x = rng.uniform(lo, hi, b.numel).astype(np.float32)
+            self._store_floats(v, b.dtype, x)
+            return
+        sigma = float(init.normal)
         x = rng.standard_normal(b.numel, dtype=np.float32)
         if sigma != 1.0:
             x *= np.float32(sigma)
-        v = self.view(name).reshape(-1)
-        if b.dtype == "bfloat16":
+        if info.is_float:
+            self._store_floats(v, b.dtype, x)
+        else:
+            v[...] = np.rint(x).astype(np.int64).astype(info.storage)
+
+    @staticmethod
+    def _store_floats(v: np.ndarray, dtype: str, x: np.ndarray):
+        """float32 values -> the buffer's storage (bf16 rounded to nearest even, fp8 to the nearest code)."""
+        if dtype == "bfloat16":
             v[...] = f32_to_bf16_bits(x)
-        elif b.dtype.startswith("float8"):
+        elif dtype.startswith("float8"):
             from warpgraph.workloads.references import _FP8
 
-            tab = _FP8[b.dtype]
+            tab = _FP8[dtype]
             finite = np.where(np.isfinite(tab), tab, np.inf)
             order = np.argsort(finite)
             srt = finite[order]
             idx = np.clip(np.searchsorted(srt, x), 1, len(srt) - 1)
             pick = np.where(np.abs(srt[idx - 1] - x) <= np.abs(srt[idx] - x), idx - 1, idx)
             v[...] = order[pick].astype(np.uint8)
-        elif info.is_float:
-            v[...] = x
         else:
-            v[...] = np.rint(x).astype(np.int64).astype(info.storage)
+            v[...] = x
 
     def _build_tensormaps(self):
         for i, p in enumerate(self.record.params):
