@@ -614,9 +614,21 @@ def _d_atom(b, inst):
     ops = inst.operands
     is_red = inst.opcode == "red"
     k = 0 if is_red else 1
-    wdst = None if is_red else _reg_writer_lanes(b, ops[0], es, False)
+    nv = 8 if "v8" in mods else 4 if "v4" in mods else 2 if "v2" in mods else 1
+    # vector atomics (atom.add.v2.f32 {d0, d1}, [a], {b0, b1}): element j at a + j * size, one atomic each
+    def items(op):
+        if isinstance(op, Vec):
+            if len(op.items) != nv:
+                raise b.fault_decode(inst, f"vector atomic with {len(op.items)} registers for .v{nv}")
+            return list(op.items)
+        if nv != 1:
+            raise b.fault_decode(inst, f".v{nv} atomic needs a {{...}} register vector")
+        return [op]
+    wdsts = [None] * nv if is_red else [_reg_writer_lanes(b, o, es, False) for o in items(ops[0])]
     af = _addr_fn(b, ops[k], inst)
-    rb = _reg_reader_lanes(b, ops[k + 1], es)
+    rbs = [_reg_reader_lanes(b, o, es) for o in items(ops[k + 1])]
+    if opn == "cas" and nv != 1:
+        raise b.fault_decode(inst, "vector atom.cas is not a PTX form")
     rc = _reg_reader_lanes(b, ops[k + 2], es) if opn == "cas" else None
     dt = np.dtype(NP_TYPE[t]) if t not in ("b32", "b64") else np.dtype(_UT[es])
     trace = b.ex.want_trace
@@ -631,7 +643,7 @@ def _d_atom(b, inst):
         if opn == "exch":
             return v
         if opn == "cas":
-            return np.where(old == c, v, old)
+            return np.where(old == v, c, old)  # atom.cas d, [a], b, c: [a] = (old == b) ? c : old
         if opn == "and":
             return old & v
         if opn == "or":
@@ -653,24 +665,31 @@ def _d_atom(b, inst):
             _gcheck(b, inst, idx, addrs, es)
             buf = b.ex.mem.data
             fl = addrs - GLOBAL_BASE
+        if nv > 1:
+            if space == "shared":
+                _shared_flat(b, inst, idx, addrs + (nv - 1) * es, es)
+            else:
+                _gcheck(b, inst, idx, addrs, es * nv)
         view = buf[: (buf.size // es) * es].view(_UT[es]).view(dt)
-        e = fl // es
-        v = rb(idx).view(dt)
         c = rc(idx).view(dt) if rc is not None else None
-        u, cnt = np.unique(e, return_counts=True)
-        if len(u) == len(e):
-            old = view[e].copy()
-            view[e] = apply(old, v, c)
-        else:                      # serialise lanes that hit the same address (lane order)
-            old = np.empty(len(e), dtype=dt)
-            for i in range(len(e)):
-                o = view[e[i]]
-                old[i] = o
-                view[e[i]] = apply(np.asarray([o], dtype=dt), v[i:i + 1], None if c is None else c[i:i + 1])[0]
-        if wdst is not None:
-            wdst(idx, old.view(_UT[es]))
+        for j in range(nv):
+            e = fl // es + j
+            v = rbs[j](idx).view(dt)
+            u, cnt = np.unique(e, return_counts=True)
+            if len(u) == len(e):
+                old = view[e].copy()
+                view[e] = apply(old, v, c)
+            else:                      # serialise lanes that hit the same address (lane order)
+                old = np.empty(len(e), dtype=dt)
+                for i in range(len(e)):
+                    o = view[e[i]]
+                    old[i] = o
+                    view[e[i]] = apply(np.asarray([o], dtype=dt), v[i:i + 1], None if c is None else c[i:i + 1])[0]
+            if wdsts[j] is not None:
+                wdsts[j](idx, old.view(_UT[es]))
         if trace:
-            b.pay = (smem_payload(b, idx, addrs, es) if space == "shared" else gmem_payload(b, idx, addrs, es))
+            w = es * nv
+            b.pay = (smem_payload(b, idx, addrs, w) if space == "shared" else gmem_payload(b, idx, addrs, w))
     return h
 
 
