@@ -96,12 +96,23 @@ class _DType:
     __repr__ = __str__
 
 
+_DTYPE_OBJS: dict[str, _DType] = {}
+
+
+def _dtype_obj(name: str) -> _DType:
+    """One long-lived object per dtype: Triton's specializer caches type strings by the dtype object's id, so
+    short-lived dtype objects could alias (a bf16 pointer specialized as an earlier, freed fp16 one)."""
+    if name not in _DTYPE_OBJS:
+        _DTYPE_OBJS[name] = _DType(name)
+    return _DTYPE_OBJS[name]
+
+
 class _DevPtr:
     """A fake device tensor: ``data_ptr()`` + ``dtype`` (what Triton specializes pointers on)."""
 
     def __init__(self, ptr: int, dtype: str, shape):
         self.ptr = ptr
-        self.dtype = _DType(dtype)
+        self.dtype = _dtype_obj(dtype)
         self.shape = list(shape)
 
     def data_ptr(self):
