@@ -83,8 +83,7 @@ def test_device_descriptors_get_global_scratch():
 
 def test_warp_specialized_block_from_reqntid():
     a, b, c = Buf("float16", [256, 192]), Buf("float16", [256, 192]), Buf("float16", [256, 256], "poison")
-    rec = capture(K.gemm_warp_spec, [2, 2], [tensor_descriptor(a, [128, 64]), tensor_descriptor(b, [128, 64]), c,
-                                             256, 256, 192], BM=128, BN=128, BK=64, STAGES=3)
+    rec = capture(K.gemm_warp_spec, [2, 2], [a, b, c, 256, 256, 192], BM=128, BN=128, BK=64, STAGES=3)
     assert rec.source["num_warps"] == 4
     assert rec.block == [384, 1, 1] and ".reqntid 384" in rec.ptx_text()
 

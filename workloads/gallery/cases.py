@@ -233,8 +233,7 @@ def gemm_ws(M, N, K):
         a, b, c = _b("float16", [m, k], {"normal": 0.1}), _b("float16", [n, k], {"normal": 0.1}), \
             _b("float16", [m, n], "poison")
         return Case("gemm_warp_spec", (-(-m // 128), -(-n // 128)), dict(
-            a_desc=_desc(a, [128, 64]), b_desc=_desc(b, [128, 64]), c_ptr=c,
-            M=m, N=n, K=k, BM=128, BN=128, BK=64, STAGES=3),
+            a_ptr=a, b_ptr=b, c_ptr=c, M=m, N=n, K=k, BM=128, BN=128, BK=64, STAGES=3),
             lambda i: {"c": i["a"] @ i["b"].T}, {"c": {"max_rel_err": 1e-2}}, num_warps=4, num_stages=3,
             style="warp-specialized")
     return mk

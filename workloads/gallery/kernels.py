@@ -249,10 +249,13 @@ def gemm_device_desc(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.cons
 
 
 @triton.jit
-def gemm_warp_spec(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+def gemm_warp_spec(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                    STAGES: tl.constexpr):
-    """Warp-specialized GEMM (a producer warp feeds TMA loads to the MMA warp group): host descriptors for A
-    [M, K] and B [N, K], a masked pointer store of C [M, N]."""
+    """Warp-specialized GEMM (a producer partition feeds TMA loads to two MMA warp groups): device-side
+    descriptors for A [M, K] and B [N, K] (Triton sizes their boxes to its data partitioning), a masked
+    pointer store of C [M, N]."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
     pm = tl.program_id(0)
     pn = tl.program_id(1)
     acc = tl.zeros((BM, BN), dtype=tl.float32)
