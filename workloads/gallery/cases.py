@@ -303,6 +303,9 @@ CASES: dict[str, Callable[[str], Case]] = {
     "grouped_gemm_3": grouped([(64, 64, 64), (128, 64, 32), (64, 128, 96)]),
     "attn_bh2_s100_d64": attention(2, 100, 64, False),
     "attn_bh2_s128_d64_causal": attention(2, 128, 64, True),
+    "attn_bf16_bh2_s96_d128": attention(2, 96, 128, False, "bfloat16"),
+    "softmax_r32_c3000": softmax(32, 3000),
+    "gemm_f16_M256_N128_K256_64x128_s2_relu": gemm_epi("float16", 256, 128, 256, 64, 128, 64, "relu", 4, 2),
 }
 
 
