@@ -40,16 +40,43 @@ def _k():
     return kernels
 
 
-def _b(dtype, shape, init=None):
-    from warpgraph.workloads.triton_capture import Buf
+@dataclass
+class BufSpec:
+    """A buffer argument (dtype, shape, init): plain data, so the case list imports with numpy alone (the
+    device-side measurement script reads it without warpgraph)."""
 
-    return Buf(dtype, list(shape), init if init is not None else {"normal": 1.0})
+    dtype: str
+    shape: list
+    init: Any
+
+
+@dataclass
+class DescSpec:
+    """A host tensor descriptor over the whole of ``buf`` with TMA block ``block``."""
+
+    buf: BufSpec
+    block: list
+
+
+def _b(dtype, shape, init=None):
+    return BufSpec(dtype, [int(x) for x in shape], init if init is not None else {"normal": 1.0})
 
 
 def _desc(buf, block):
-    from warpgraph.workloads.triton_capture import tensor_descriptor
+    return DescSpec(buf, list(block))
 
-    return tensor_descriptor(buf, block)
+
+def _to_capture(v, made: dict):
+    """BufSpec / DescSpec -> warpgraph Buf / TensorDescriptor (one Buf per BufSpec object)."""
+    from warpgraph.workloads.triton_capture import Buf, tensor_descriptor
+
+    if isinstance(v, DescSpec):
+        return tensor_descriptor(_to_capture(v.buf, made), v.block)
+    if isinstance(v, BufSpec):
+        if id(v) not in made:
+            made[id(v)] = Buf(v.dtype, v.shape, v.init)
+        return made[id(v)]
+    return v
 
 
 def _act(x, act):
@@ -108,9 +135,10 @@ def layernorm_fwd(rows, cols):
     return mk
 
 
-def layernorm_bwd(rows, cols, groups):
+def layernorm_bwd(rows, cols, groups_small):
     def mk(scale):
         r, c = (rows, cols) if scale == "small" else (rows * 128, cols * 4)
+        groups = groups_small if scale == "small" else 64       # 64 locks for 4096 rows at full size
         blk = 1 << (c - 1).bit_length()
 
         def ref(i):
@@ -309,8 +337,9 @@ CASES: dict[str, Callable[[str], Case]] = {
 }
 
 
-def capture_case(name: str, scale: str = "small", out_dir: str | Path | None = None):
-    """Capture case ``name`` and (when ``out_dir``) write the record and its golden ``expected_*.npy``."""
+def capture_case(name: str, scale: str = "small", out_dir: str | Path | None = None, goldens: bool | None = None):
+    """Capture case ``name`` and (when ``out_dir``) write the record and, with ``goldens`` (default: at the small
+    scale), its golden ``expected_*.npy`` and ``check.expected``."""
     import json
 
     from warpgraph.workloads.memory import DeviceMemory
@@ -320,24 +349,28 @@ def capture_case(name: str, scale: str = "small", out_dir: str | Path | None = N
     c = CASES[name](scale)
     kern = getattr(_k(), c.kernel)
     pnames = [p.name for p in kern.params]
-    kw = {k: v for k, v in c.args.items() if k in pnames}
-    extra = getattr(c, "extra_buffers", {})
+    made: dict = {}
+    kw = {k: _to_capture(v, made) for k, v in c.args.items() if k in pnames}
+    extra = {k: _to_capture(v, made) for k, v in getattr(c, "extra_buffers", {}).items()}
     rec = capture(kern, c.grid, kwargs=kw, num_warps=c.num_warps, num_stages=c.num_stages,
                   name=name if scale == "small" else name + "_full", extra_buffers=extra)
-    # golden outputs from the numpy reference over the seed-0 inputs
-    mem = DeviceMemory.from_record(rec, 0)
-    inputs = {n: to_float64(mem.view(n), rec.buffers[n].dtype) for n in rec.buffers}
+    goldens = (scale == "small") if goldens is None else goldens
     derived = getattr(c, "derived", None)
-    if derived is not None:  # inputs a previous kernel would have produced (layer-norm mean / rstd)
-        for n, v in derived(inputs).items():
-            inputs[n] = v
-    outs = c.ref(inputs)
     d = rec.to_json_dict()
     d["source"]["gallery_style"] = c.style
-    d["check"] = {"expected": {o: {"file": f"expected_{o}.npy", **c.tol[o]} for o in outs}}
-    if derived is not None:
-        for n, v in derived(inputs).items():
-            d["buffers"][n]["init"] = {"values": [float(x) for x in np.asarray(v, np.float32)]}
+    d["source"]["gallery_case"] = {"name": name, "scale": scale}
+    outs = {}
+    if goldens or derived is not None:
+        # golden outputs from the numpy reference over the seed-0 inputs
+        mem = DeviceMemory.from_record(rec, 0)
+        inputs = {n: to_float64(mem.view(n), rec.buffers[n].dtype) for n in rec.buffers}
+        if derived is not None:  # inputs a previous kernel would have produced (layer-norm mean / rstd)
+            for n, v in derived(inputs).items():
+                inputs[n] = v
+                d["buffers"][n]["init"] = {"values": [float(x) for x in np.asarray(v, np.float32)]}
+        if goldens:
+            outs = c.ref(inputs)
+            d["check"] = {"expected": {o: {"file": f"expected_{o}.npy", **c.tol[o]} for o in outs}}
     if out_dir is None:
         return d, outs
     out = Path(out_dir)
@@ -357,10 +390,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help="case names (default: all)")
     ap.add_argument("--scale", default="small", choices=["small", "full"])
-    ap.add_argument("--out", default=str(RECORDS), help="folder of record folders")
+    ap.add_argument("--out", default=None, help="folder of record folders (default: gallery/records at the small "
+                    "scale, records/h200_gallery at full scale)")
     a = ap.parse_args(argv)
+    out = Path(a.out) if a.out else (RECORDS if a.scale == "small" else HERE.parent / "records" / "h200_gallery")
     for n in a.names or list(CASES):
-        r = capture_case(n, a.scale, Path(a.out) / n)
+        r = capture_case(n, a.scale, out / n)
         print(f"{n}: {r.entry} grid {r.grid} block {r.block} shared {r.shared_bytes}")
 
 
