@@ -395,7 +395,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     out = Path(a.out) if a.out else (RECORDS if a.scale == "small" else HERE.parent / "records" / "h200_gallery")
     for n in a.names or list(CASES):
-        r = capture_case(n, a.scale, out / n)
+        r = capture_case(n, a.scale, out / (n if a.scale == "small" else n + "_full"))
         print(f"{n}: {r.entry} grid {r.grid} block {r.block} shared {r.shared_bytes}")
 
 
