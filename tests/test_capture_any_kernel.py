@@ -133,3 +133,29 @@ def test_cli_string_tuple_and_tables(tmp_path):
     rec = run_capture(src + ":grouped_gemm", "1", args, "sm_90a", None, None, str(tmp_path / "gg"), None,
                       buffers=["a0=float16[64,64]", "b0=float16[64,64]", "c0=float16[64,64]:poison"])
     assert set(rec.buffers) >= {"a0", "b0", "c0", "a_tab", "dims"}
+
+
+@pytest.mark.parametrize("dt,tname", [("float16", "fp16"), ("float8_e4m3fn", "fp8e4nv")])
+def test_host_descriptors_match_direct_compile(dt, tname):
+    """Host TensorDescriptor args (5 params each) and the subtiled persistent epilogue / fp8 operands."""
+    if dt == "float16":
+        a, b, c = Buf(dt, [256, 128]), Buf(dt, [256, 128]), Buf(dt, [256, 256], "poison")
+        rec = capture(K.gemm_persistent_tma, [3], [tensor_descriptor(a, [128, 64]), tensor_descriptor(b, [128, 64]),
+                                                   tensor_descriptor(c, [128, 64]), 256, 256, 128],
+                      num_warps=8, BM=128, BN=128, BK=64, GROUP=8, SUBTILE=True)
+        sig = {"a_desc": f"tensordesc<{tname}[128,64]>", "b_desc": f"tensordesc<{tname}[128,64]>",
+               "c_desc": f"tensordesc<{tname}[128,64]>", "M": "i32", "N": "i32", "K": "i32"}
+        ck = direct(K.gemm_persistent_tma, sig, dict(BM=128, BN=128, BK=64, GROUP=8, SUBTILE=True),
+                    ["M", "N", "K"], num_warps=8)
+    else:
+        a, b, c = Buf(dt, [128, 128]), Buf(dt, [256, 128]), Buf("bfloat16", [128, 256], "poison")
+        rec = capture(K.gemm_fp8, [1, 2], [tensor_descriptor(a, [128, 64]), tensor_descriptor(b, [128, 64]), c,
+                                           128, 256, 128, 0.25], num_warps=8, BM=128, BN=128, BK=64)
+        sig = {"a_desc": f"tensordesc<{tname}[128,64]>", "b_desc": f"tensordesc<{tname}[128,64]>", "c_ptr": "*bf16",
+               "M": "i32", "N": "i32", "K": "i32", "scale": "fp32"}
+        ck = direct(K.gemm_fp8, sig, dict(BM=128, BN=128, BK=64), ["c_ptr", "M", "N", "K"], num_warps=8)
+    assert code(rec.ptx_text()) == code(ck.asm["ptx"])
+    tms = [p.value for p in rec.params if p.kind == "tensormap"]
+    assert [t.box for t in tms] == [m["block_size"] for m in ck.metadata.tensordesc_meta]
+    assert all(t.swizzle_bytes == {0: 0, 1: 32, 2: 64, 3: 128}[m["swizzle"]]
+               for t, m in zip(tms, ck.metadata.tensordesc_meta))
