@@ -151,6 +151,16 @@ def _run_batch(ex, b: Batch, steps0: int):
     is_ctl = [k in (K_BRANCH, K_EXIT, K_BAR) or poll[i] for i, k in enumerate(kinds)]
     max_steps = ex.max_steps
     yield_after = ex.yield_after
+    # a loop around a global atomic (an atom.cas spin lock) hands over at its first back edge when other
+    # threads wait, so the lock holder runs and spinners retry once per round (forward progress, and the trace
+    # holds a few failed attempts instead of yield_after of them per round)
+    K_ATOM = int(Kind.ATOM_GLOBAL)
+    atom_pcs = np.flatnonzero(np.asarray(kinds) == K_ATOM)
+    loop_yield = {}
+    for i, t in enumerate(targets):
+        if kinds[i] == K_BRANCH and t is not None and t <= i:
+            has_atom = bool(((atom_pcs >= t) & (atom_pcs <= i)).any())
+            loop_yield[i] = 0 if has_atom else yield_after
     live = b.live.copy()
     groups: dict = {}
     blocked: dict = {}
@@ -323,7 +333,7 @@ def _run_batch(ex, b: Batch, steps0: int):
                 if g is None or bool(eff.all() if efull else (eff == act).all()):
                     if tgt <= pc and (groups or spinning or blocked):
                         back_taken += 1
-                        if back_taken > yield_after:
+                        if back_taken > loop_yield[pc]:
                             # a loop that spins while other threads wait (e.g. on a flag they will set):
                             # let the others run first (structured reconvergence is kept for short loops)
                             deferred[tgt] = deferred[tgt] | act if tgt in deferred else act
