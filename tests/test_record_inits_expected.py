@@ -137,3 +137,37 @@ def test_user_references_only_from_a_file(tmp_path, monkeypatch):
         R.load_user_references(h)
     with pytest.raises(RecordError, match="no reference file"):
         R.load_user_references(tmp_path / "missing.py")
+
+
+def test_cli_run_check_with_user_references(tmp_path, monkeypatch):
+    """`warpgraph run REC --check --references refs.py`: the record names the function, the file supplies it."""
+    from typer.testing import CliRunner
+
+    from warpgraph.cli.main import app
+
+    monkeypatch.setattr(R, "USER_REFERENCES", {})
+    ptx = (pathlib_root() / "workloads/gallery/records/axpby_f32_n3001/kernel.ptx").read_text()
+    d = json.loads((pathlib_root() / "workloads/gallery/records/axpby_f32_n3001/launch.json").read_text())
+    d["check"] = {"output": "out", "reference": "my_axpby", "inputs": ["x", "y"], "max_rel_err": 1e-5,
+                  "args": {"alpha": 1.5, "beta": -0.5}}
+    rd = tmp_path / "rec"
+    rd.mkdir()
+    (rd / "launch.json").write_text(json.dumps(d))
+    (rd / "kernel.ptx").write_text(ptx)
+    refs = tmp_path / "my_refs.py"
+    refs.write_text("def my_axpby(x, y, alpha, beta):\n    return alpha * x + beta * y\n")
+    r = CliRunner().invoke(app, ["run", str(rd), "--mode", "functional", "--check", "--references", str(refs)])
+    assert r.exit_code == 0, r.output
+    assert "ok" in r.output.lower()
+    refs.write_text("def my_axpby(x, y, alpha, beta):\n    return alpha * x - beta * y\n")
+    monkeypatch.setattr(R, "USER_REFERENCES", {})
+    r = CliRunner().invoke(app, ["run", str(rd), "--mode", "functional", "--check", "--references", str(refs)])
+    assert r.exit_code == 1, r.output
+
+
+def pathlib_root():
+    from pathlib import Path
+
+    import warpgraph
+
+    return Path(warpgraph.__file__).parent
