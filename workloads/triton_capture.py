@@ -6,7 +6,10 @@
                   BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8)
 
 Args may be numpy arrays, CPU torch tensors, :class:`Buf` (a buffer described by dtype/shape/init without
-data), ``triton.tools.tensor_descriptor.TensorDescriptor`` over any of those, ints, floats and None.
+data), ``triton.tools.tensor_descriptor.TensorDescriptor`` over any of those, ints, floats, None, strings,
+tuples and Triton dtypes; they bind by position (``args``) or name (``kwargs`` / keywords), defaults apply.
+Kernels that build descriptors on the device (``tl.make_tensor_descriptor``) get a real ``global_scratch``
+buffer; warp-specialized kernels get their ``.reqntid`` block.
 Specialization runs through Triton's own binder (``create_function_from_signature`` + ``_pack_args``), as
 ``kernel[grid](...)`` would on a GPU, with buffers at the 256-byte aligned addresses
 ``DeviceMemory`` uses (so pointers get ``tt.divisibility = 16``; ints divisible by 16 get it too; ints
