@@ -16,7 +16,7 @@ CASES = sorted(p.name for p in REC.iterdir() if (p / "launch.json").is_file())
 
 def test_gallery_is_broad():
     styles = {load_record(REC / c).source["gallery_style"] for c in CASES}
-    assert len(CASES) >= 19 and len(styles) >= 10
+    assert len(CASES) >= 30 and len(styles) >= 10
 
 
 @pytest.mark.parametrize("case", CASES)

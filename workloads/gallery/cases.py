@@ -334,6 +334,14 @@ CASES: dict[str, Callable[[str], Case]] = {
     "attn_bf16_bh2_s96_d128": attention(2, 96, 128, False, "bfloat16"),
     "softmax_r32_c3000": softmax(32, 3000),
     "gemm_f16_M256_N128_K256_64x128_s2_relu": gemm_epi("float16", 256, 128, 256, 64, 128, 64, "relu", 4, 2),
+    "axpby_f32_n777_relu": axpby("float32", 777, "relu"),
+    "gemm_bf16_M96_N80_K48_64x64_s3": gemm_epi("bfloat16", 96, 80, 48, 64, 64, 32, "none", 4, 3),
+    "gemm_persistent_tma_bn64_M256_N192_K64": gemm_persistent(256, 192, 64, 64, False, 4),
+    "attn_bf16_bh2_s80_d64_causal": attention(2, 80, 64, True, "bfloat16"),
+    "softmax_r128_c1000": softmax(128, 1000),
+    "gemm_splitk_M64_N192_K256_s2": gemm_splitk(64, 192, 256, 2),
+    "grouped_gemm_odd_4": grouped([(50, 70, 40), (64, 64, 64), (17, 130, 24), (100, 33, 72)]),
+    "colsum_atomic_r33_c500": col_sum(33, 500),
 }
 
 
