@@ -41,11 +41,10 @@ def test_golden_check_fails_on_a_wrong_output():
     assert not check(rec, out).ok
 
 
-@pytest.mark.parametrize("case", ["gemm_warp_spec_M256_N256_K192", "gemm_device_desc_M128_N256_K128",
-                                  "layernorm_bwd_r32_c200_g4", "grouped_gemm_3"])
+@pytest.mark.parametrize("case", CASES)
 def test_gallery_timing_runs_and_checks(case):
-    """The timing pass lowers named barriers, tensormap.replace / cp_fenceproxy, atom.cas spin locks and
-    pointer-table loads, and the run's outputs pass the check."""
+    """The timing pass lowers every style (named barriers, tensormap.replace / cp_fenceproxy, atom.cas spin
+    locks, pointer-table loads, ...), and the run's outputs pass the check."""
     from warpgraph.runner.simulate import simulate
 
     r = simulate(REC / case, "h200", check=True)
