@@ -175,7 +175,10 @@ def min_dram_bytes(record) -> dict[str, Any]:
     outputs = [n for n, b in bufs.items() if b.init == "poison"]
     if chk is not None and chk.output in bufs and chk.output not in outputs:
         outputs.append(chk.output)
-    if chk is not None:
+    for n in (chk.expected if chk is not None else ()):  # golden outputs are outputs too
+        if n in bufs and n not in outputs:
+            outputs.append(n)
+    if chk is not None and chk.reference is not None:
         inputs = [n for n in chk.inputs if n in bufs]
     else:
         inputs = [n for n in bufs if n not in outputs]

@@ -23,6 +23,8 @@ def run_command(
     no_bundle: bool = typer.Option(False, "--no-bundle", help="Replay every warp separately instead of bundling "
                                    "warps of a CTA with identical instruction streams (slower; for validation)."),
     check: bool = typer.Option(False, "--check", help="Compute outputs and compare with the reference; exit 1 if it fails."),
+    references: Optional[Path] = typer.Option(None, "--references", help="A Python file of your own reference "
+                                              "functions that check.reference may name (never read from a record)."),
     save_outputs: Optional[Path] = typer.Option(None, "--save-outputs", help="Write every buffer to DIR/<buffer>.npy."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     max_cycles: Optional[int] = typer.Option(None, "--max-cycles", help="Stop with an error past this many cycles."),
@@ -41,6 +43,10 @@ def run_command(
     from warpgraph.core.errors import UserError
     from warpgraph.runner.simulate import parse_trace_sms, parse_trace_window, simulate
 
+    if references is not None:
+        from warpgraph.workloads.references import load_user_references
+
+        load_user_references(references)
     want_events = trace is not None or utilization is not None
     if want_events and mode == "functional":
         raise UserError("--trace / --utilization need a timing run", hint="--mode timing or sampled")

@@ -154,7 +154,8 @@ class MbarrierUnit:
         self.n_waits += 1
         times = b.times
         hinted = op == "try_wait" and hint is not None and hint >= 0
-        if len(times) > phase and times[phase] <= t:
+        if phase < 0 or (len(times) > phase and times[phase] <= t):  # phase -1: the one before init (a
+            # parity-1 wait on a fresh barrier, as warp-specialized producers do on their empty slots)
             self.n_polls += 1
             return t + (self.hint_complete if hinted else (self.test_wait if op == "test_wait" else self.try_wait))
         if wake is None:

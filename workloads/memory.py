@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from warpgraph.core.errors import RecordError
-from warpgraph.workloads.record import DTYPES, LaunchRecord
+from warpgraph.workloads.record import DTYPES, AddressesInit, LaunchRecord, UniformInit, ValuesInit, parse_address
 from warpgraph.workloads.references import bf16_bits_to_f32, f32_to_bf16_bits
 
 GLOBAL_BASE = 0x7F00_0000_0000
@@ -65,6 +65,41 @@ class TensorMap:
         return n
 
 
+#: warpgraph's byte layout of a tiled tensor map written field by field on the device (``tensormap.replace``;
+#: NVIDIA's CUtensorMap layout is opaque): field -> (byte offset, element numpy type, count). Values are as
+#: PTX gives them: ``rank`` holds rank - 1, ``elemtype`` a CUtensorMapDataType, ``swizzle_mode`` 0..3
+#: (none / 32 / 64 / 128 B), ``fill_mode`` 0 zero / 1 NaN, ``global_dim`` / ``box_dim`` / ``element_stride``
+#: per dimension innermost-first, ``global_stride[i]`` the byte stride of dimension i + 1.
+DEVICE_TMAP_LAYOUT = {
+    "global_address": (0, np.uint64, 1), "rank": (8, np.uint8, 1), "elemtype": (9, np.uint8, 1),
+    "interleave_layout": (10, np.uint8, 1), "swizzle_mode": (11, np.uint8, 1), "fill_mode": (12, np.uint8, 1),
+    "global_dim": (16, np.uint32, 5), "global_stride": (40, np.uint64, 4), "box_dim": (72, np.uint16, 5),
+    "element_stride": (82, np.uint8, 5),
+}
+#: CUtensorMapDataType -> (dtype name, element bytes)
+TMAP_ELEMTYPES = {0: ("uint8", 1), 1: ("uint16", 2), 2: ("uint32", 4), 3: ("int32", 4), 4: ("uint64", 8),
+                  5: ("int64", 8), 6: ("float16", 2), 7: ("float32", 4), 8: ("float64", 8), 9: ("bfloat16", 2),
+                  10: ("float32", 4), 11: ("float32", 4), 12: ("float32", 4)}
+
+
+def tensormap_field_slot(field: str, ordinal: int = 0) -> tuple[int, np.dtype]:
+    """(byte offset, numpy type) of ``field`` (dimension ``ordinal``) in :data:`DEVICE_TMAP_LAYOUT`."""
+    off, t, n = DEVICE_TMAP_LAYOUT[field]
+    if not 0 <= ordinal < n:
+        raise ValueError(f"tensormap field {field} has {n} entr{'y' if n == 1 else 'ies'}, ordinal {ordinal}")
+    return off + ordinal * np.dtype(t).itemsize, np.dtype(t)
+
+
+def decode_tensormap_fields(blob: bytes) -> dict:
+    """A device-built descriptor's 128 bytes -> {field: value or list}; ``rank`` is the real rank."""
+    out = {}
+    for k, (off, t, n) in DEVICE_TMAP_LAYOUT.items():
+        v = np.frombuffer(blob, dtype=t, count=n, offset=off)
+        out[k] = int(v[0]) if n == 1 else [int(x) for x in v]
+    out["rank"] += 1
+    return out
+
+
 def _round_up(x: int, a: int) -> int:
     return (x + a - 1) // a * a
 
@@ -94,6 +129,7 @@ class DeviceMemory:
         self._offset = dict(zip(self.names, offs))
         self.tensormaps: list[TensorMap] = []
         self._tmap_of_param: dict[int, int] = {}
+        self._device_tmaps: dict[bytes, TensorMap] = {}
         self._build_tensormaps()
         self.param_offsets, self.param_sizes, self.param_size = self._param_layout()
         self._param_bytes: bytes | None = None
@@ -125,29 +161,61 @@ class DeviceMemory:
             else:  # ints, fp8 (0xFF is NaN in e4m3fn and e5m2)
                 raw[...] = _POISON_INT_BYTE
             return
-        sigma = float(b.init.normal)
+        v = self.view(name).reshape(-1)
+        init = b.init
+        if isinstance(init, AddressesInit):
+            addrs = []
+            for e in init.addresses:
+                n, off = parse_address(e)
+                addrs.append(self.addr_of(n) + off)
+            v[...] = np.asarray(addrs, dtype=np.uint64).astype(info.storage)
+            return
+        if isinstance(init, ValuesInit):
+            if not info.is_float:
+                v[...] = np.asarray([int(x) for x in init.values], dtype=np.int64).astype(info.storage)
+                return
+            x = np.asarray(init.values, dtype=np.float64).astype(np.float32)
+            if b.dtype == "float64":
+                v[...] = np.asarray(init.values, dtype=np.float64)
+                return
+            self._store_floats(v, b.dtype, x)
+            return
         # one independent stream per (seed, buffer name): adding a buffer does not change the others
         rng = np.random.default_rng(np.random.SeedSequence([seed, zlib.crc32(name.encode())]))
+        if isinstance(init, UniformInit):
+            lo, hi = init.uniform
+            if not info.is_float:
+                v[...] = rng.integers(int(np.ceil(lo)), int(np.floor(hi)) + 1, b.numel).astype(info.storage)
+                return
+            x = rng.uniform(lo, hi, b.numel).astype(np.float32)
+            self._store_floats(v, b.dtype, x)
+            return
+        sigma = float(init.normal)
         x = rng.standard_normal(b.numel, dtype=np.float32)
         if sigma != 1.0:
             x *= np.float32(sigma)
-        v = self.view(name).reshape(-1)
-        if b.dtype == "bfloat16":
+        if info.is_float:
+            self._store_floats(v, b.dtype, x)
+        else:
+            v[...] = np.rint(x).astype(np.int64).astype(info.storage)
+
+    @staticmethod
+    def _store_floats(v: np.ndarray, dtype: str, x: np.ndarray):
+        """float32 values -> the buffer's storage (bf16 rounded to nearest even, fp8 to the nearest code)."""
+        if dtype == "bfloat16":
             v[...] = f32_to_bf16_bits(x)
-        elif b.dtype.startswith("float8"):
+        elif dtype.startswith("float8"):
             from warpgraph.workloads.references import _FP8
 
-            tab = _FP8[b.dtype]
+            tab = _FP8[dtype]
             finite = np.where(np.isfinite(tab), tab, np.inf)
             order = np.argsort(finite)
             srt = finite[order]
             idx = np.clip(np.searchsorted(srt, x), 1, len(srt) - 1)
             pick = np.where(np.abs(srt[idx - 1] - x) <= np.abs(srt[idx] - x), idx - 1, idx)
             v[...] = order[pick].astype(np.uint8)
-        elif info.is_float:
-            v[...] = x
         else:
-            v[...] = np.rint(x).astype(np.int64).astype(info.storage)
+            v[...] = x
 
     def _build_tensormaps(self):
         for i, p in enumerate(self.record.params):
@@ -324,6 +392,47 @@ class DeviceMemory:
         blob = head + body
         return blob + bytes(128 - len(blob))
 
+    def decode_device_tensormap(self, blob, where: str = "") -> TensorMap:
+        """Decode a 128-byte descriptor built on the device (``tensormap.replace`` fields, warpgraph byte
+        layout :data:`DEVICE_TMAP_LAYOUT`) into a :class:`TensorMap` (cached per distinct blob)."""
+        blob = bytes(blob)[:128]
+        tm = self._device_tmaps.get(blob)
+        if tm is not None:
+            return tm
+        f = decode_tensormap_fields(blob)
+        rank = f["rank"]
+        if not 1 <= rank <= 5:
+            raise ValueError(f"{where}descriptor rank {rank} (rank field {rank - 1}) is not 1..5")
+        if f["interleave_layout"] != 0:
+            raise ValueError(f"{where}interleaved tensor maps (interleave_layout {f['interleave_layout']}) are not modelled")
+        if f["elemtype"] not in TMAP_ELEMTYPES:
+            raise ValueError(f"{where}descriptor element type {f['elemtype']} is not a CUtensorMapDataType 0..12")
+        es = TMAP_ELEMTYPES[f["elemtype"]][1]
+        if any(x != 1 for x in f["element_stride"][:rank]):
+            raise ValueError(f"{where}element strides {f['element_stride'][:rank]} (only 1 is modelled)")
+        if f["swizzle_mode"] not in (0, 1, 2, 3) or f["fill_mode"] not in (0, 1):
+            raise ValueError(f"{where}swizzle_mode {f['swizzle_mode']} / fill_mode {f['fill_mode']} out of range")
+        base = f["global_address"]
+        i = int(self.buffer_index([base])[0])
+        if i < 0:
+            raise ValueError(f"{where}descriptor global address {self.describe_addr(base)}")
+        name = self.names[i]
+        dtype = self.record.buffers[name].dtype
+        if DTYPES[dtype].itemsize != es:
+            dtype = TMAP_ELEMTYPES[f["elemtype"]][0]
+        dims = tuple(f["global_dim"][:rank])
+        strides = (es,) + tuple(f["global_stride"][:rank - 1])
+        box = tuple(f["box_dim"][:rank])
+        if any(d < 1 for d in dims) or any(not 1 <= x <= 256 for x in box):
+            raise ValueError(f"{where}descriptor dims {dims} / box {box} (dims >= 1, box 1..256)")
+        tm = TensorMap(index=len(self.tensormaps), param_index=-1, buffer=name, dtype=dtype, elem_bytes=es,
+                       dims=dims, strides_bytes=strides, box=box,
+                       swizzle_bytes={0: 0, 1: 32, 2: 64, 3: 128}[f["swizzle_mode"]],
+                       oob_fill="nan" if f["fill_mode"] == 1 else "zero", base_addr=base)
+        self.tensormaps.append(tm)
+        self._device_tmaps[blob] = tm
+        return tm
+
     def tensormap_from_param(self, x) -> TensorMap:
         """Resolve a tensormap from: its 128-byte blob (bytes / uint8 array, first 8 bytes magic + index), a
         tensormap index (small int), or an address in param space (``mov.b64 %rd, entry_param_0``)."""
@@ -339,4 +448,13 @@ class DeviceMemory:
             i = self.param_index_at(x)
             if i is not None and i in self._tmap_of_param and x == self.param_addr(i):
                 return self.tensormaps[self._tmap_of_param[i]]
-        raise ValueError(f"0x{x:x} is not a tensormap (param-space address of a tensormap param or an index)")
+        if x >= GLOBAL_BASE and bool(self.check_range([x], 128)[0]):
+            if x % 64:
+                raise ValueError(f"tensormap at {self.describe_addr(x)} is not 64-byte aligned")
+            blob = self.read(x, 128)
+            head = np.frombuffer(bytes(blob[:8]), dtype=np.uint32)
+            if int(head[0]) == TMAP_MAGIC and int(head[1]) < len(self.tensormaps):  # a copy of a param blob
+                return self.tensormaps[int(head[1])]
+            return self.decode_device_tensormap(blob, f"global tensormap at 0x{x:x}: ")
+        raise ValueError(f"0x{x:x} is not a tensormap (param-space address of a tensormap param, a 128-byte "
+                         "descriptor in global memory, or an index)")

@@ -72,7 +72,43 @@ class NormalInit(_Strict):
     normal: float = Field(ge=0)
 
 
-Init = Union[Literal["zeros", "poison"], NormalInit]
+class UniformInit(_Strict):
+    """``{"uniform": [lo, hi]}``: floats uniform in [lo, hi); integer dtypes draw integers in [lo, hi]."""
+
+    uniform: tuple[float, float]
+
+    @field_validator("uniform")
+    @classmethod
+    def _order(cls, v):
+        if not v[0] <= v[1]:
+            raise ValueError(f"uniform [lo, hi] needs lo <= hi, got {list(v)}")
+        return v
+
+
+class ValuesInit(_Strict):
+    """``{"values": [...]}``: every element, flat in row-major order (converted to the buffer dtype)."""
+
+    values: list[float | int]
+
+
+class AddressesInit(_Strict):
+    """``{"addresses": ["a0", "a1+256", ...]}``: the device addresses of buffers (+ a byte offset), one per
+    element of a uint64 / int64 buffer: device pointer tables (grouped GEMM)."""
+
+    addresses: list[str]
+
+
+Init = Union[Literal["zeros", "poison"], NormalInit, UniformInit, ValuesInit, AddressesInit]
+
+
+def parse_address(entry: str) -> tuple[str, int]:
+    """``"name"`` / ``"name+OFFSET"`` -> (buffer name, byte offset)."""
+    name, _, off = entry.partition("+")
+    name = name.strip()
+    try:
+        return name, (int(off.strip(), 0) if off.strip() else 0)
+    except ValueError:
+        raise ValueError(f"address entry {entry!r}: expected NAME or NAME+BYTES") from None
 
 
 class Buffer(_Strict):
@@ -169,18 +205,61 @@ class Param(BaseModel):
         return self.value if self.kind == "tensormap" else None
 
 
+class Expected(_Strict):
+    """A golden output: ``file`` (a ``.npy`` next to the record, the output's values, any float or int dtype,
+    the buffer's shape or its element count) and its tolerance: ``max_rel_err`` (``||out - ref|| / ||ref||``
+    over the whole output) and / or ``max_abs_err`` (``max |out - ref|``); both must hold when both are given."""
+
+    file: str
+    max_rel_err: float | None = Field(default=None, gt=0)
+    max_abs_err: float | None = Field(default=None, ge=0)
+
+    @model_validator(mode="after")
+    def _tol(self):
+        if self.max_rel_err is None and self.max_abs_err is None:
+            raise ValueError("an expected output needs a tolerance: max_rel_err and / or max_abs_err")
+        if not self.file.endswith(".npy") or Path(self.file).is_absolute() or ".." in Path(self.file).parts:
+            raise ValueError(f"expected file {self.file!r}: a .npy path inside the record folder")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _ser(self, handler):
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
 class Check(_Strict):
-    output: str
-    reference: str
-    inputs: list[str]
-    max_rel_err: float = Field(gt=0)
+    """A named reference (``output`` = ``reference(*inputs, **args)`` within ``max_rel_err``) and / or golden
+    outputs (``expected``: buffer name -> :class:`Expected`)."""
+
+    output: str | None = None
+    reference: str | None = None
+    inputs: list[str] = Field(default_factory=list)
+    max_rel_err: float | None = Field(default=None, gt=0)
     args: dict[str, Any] = Field(default_factory=dict)
+    expected: dict[str, Expected] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _form(self):
+        if self.reference is None:
+            if self.output is not None or self.inputs or self.max_rel_err is not None or self.args:
+                raise ValueError("output / inputs / max_rel_err / args belong to a named reference: add "
+                                 "\"reference\"")
+            if not self.expected:
+                raise ValueError("a check needs a named \"reference\" or \"expected\" golden outputs")
+        elif self.output is None or self.max_rel_err is None:
+            raise ValueError("a named reference needs \"output\" and \"max_rel_err\" (and \"inputs\")")
+        return self
 
     @model_serializer(mode="wrap")
     def _ser(self, handler):
         d = handler(self)
         if not self.args:  # written only when given (records without args round-trip unchanged)
             d.pop("args", None)
+        if not self.expected:
+            d.pop("expected", None)
+        if self.reference is None:
+            for k in ("output", "reference", "inputs", "max_rel_err"):
+                d.pop(k, None)
         return d
 
 
@@ -328,6 +407,7 @@ class LaunchRecord(BaseModel):
         for name, b in self.buffers.items():
             if b.dtype not in DTYPES:
                 raise self.error(f"unknown dtype {b.dtype!r}", f"buffers.{name}.dtype", "one of " + ", ".join(DTYPES))
+            self._validate_init(name, b)
         for i, p in enumerate(self.params):
             if p.kind == "ptr" and p.value is not None and p.value not in self.buffers:
                 raise self.error(f"ptr names unknown buffer {p.value!r}", f"params[{i}].ptr",
@@ -336,18 +416,51 @@ class LaunchRecord(BaseModel):
                 self._validate_tensormap(i, p.value)
         if self.check is not None:
             c = self.check
-            for j, n in enumerate([c.output] + list(c.inputs)):
+            names = ([("check.output", c.output)] + [(f"check.inputs[{j}]", n) for j, n in enumerate(c.inputs)]
+                     if c.reference is not None else [])
+            names += [(f"check.expected.{n}", n) for n in c.expected]
+            for path, n in names:
                 if n not in self.buffers:
-                    path = "check.output" if j == 0 else f"check.inputs[{j - 1}]"
                     raise self.error(f"check names unknown buffer {n!r}", path, "one of " + ", ".join(self.buffers))
-            from warpgraph.workloads.references import REFERENCES
+            if c.reference is not None:
+                from warpgraph.workloads.references import known_references
 
-            if c.reference not in REFERENCES:
-                raise self.error(f"unknown reference {c.reference!r}", "check.reference", "one of " + ", ".join(REFERENCES))
+                refs = known_references()
+                if c.reference not in refs:
+                    raise self.error(f"unknown reference {c.reference!r}", "check.reference",
+                                     "one of " + ", ".join(refs) + ", or a function of a file given with "
+                                     "--references FILE.py")
         nthreads = self.threads_per_cta
         if nthreads > 1024:
             raise self.error(f"block has {nthreads} threads", "block", "at most 1024 threads per CTA")
         return self
+
+    def _validate_init(self, name: str, b: Buffer):
+        init, path = b.init, f"buffers.{name}.init"
+        if isinstance(init, ValuesInit):
+            if len(init.values) != b.numel:
+                raise self.error(f"{len(init.values)} values for a buffer of {b.numel} elements (shape {b.shape})",
+                                 path + ".values", "one value per element, flat in row-major order")
+            if not b.info.is_float and any(isinstance(v, float) and not float(v).is_integer() for v in init.values):
+                raise self.error(f"non-integer value in the values of {b.dtype} buffer {name!r}", path + ".values")
+        elif isinstance(init, AddressesInit):
+            if b.dtype not in ("uint64", "int64"):
+                raise self.error(f"an addresses init needs a uint64 or int64 buffer, {name!r} is {b.dtype}",
+                                 f"buffers.{name}.dtype", "dtype uint64 (one device pointer per element)")
+            if len(init.addresses) != b.numel:
+                raise self.error(f"{len(init.addresses)} addresses for a buffer of {b.numel} elements",
+                                 path + ".addresses", "one buffer name per element")
+            for j, e in enumerate(init.addresses):
+                try:
+                    n, off = parse_address(e)
+                except ValueError as err:
+                    raise self.error(str(err), f"{path}.addresses[{j}]") from None
+                if n not in self.buffers:
+                    raise self.error(f"address of unknown buffer {n!r}", f"{path}.addresses[{j}]",
+                                     "one of the buffers: " + ", ".join(self.buffers))
+                if not 0 <= off <= self.buffers[n].nbytes:
+                    raise self.error(f"offset {off} outside buffer {n!r} ({self.buffers[n].nbytes} bytes)",
+                                     f"{path}.addresses[{j}]")
 
     def _validate_tensormap(self, i: int, t: TensorMapSpec):
         base = f"params[{i}].tensormap"
@@ -479,6 +592,9 @@ def _param_matches(kind: str, q: dict) -> tuple[bool, str]:
 
 
 # ---------------------------------------------------------------------------------------- load / save
+_INIT_CLASSES = ("NormalInit", "UniformInit", "ValuesInit", "AddressesInit")
+
+
 def _json_path(loc: tuple) -> str:
     s = ""
     for x in loc:
@@ -495,7 +611,7 @@ def _from_validation_error(e: ValidationError, file: str) -> RecordError:
     err = e.errors()[0]
     loc = tuple(x for x in err["loc"] if not (isinstance(x, str) and ("[" in x and "(" in x)))
     # literal/union noise: 'NormalInit', "literal['zeros','poison']"
-    loc = tuple(x for x in loc if not (isinstance(x, str) and (x.startswith("literal[") or x == "NormalInit")))
+    loc = tuple(x for x in loc if not (isinstance(x, str) and (x.startswith("literal[") or x in _INIT_CLASSES)))
     if len(loc) >= 3 and loc[0] == "params" and isinstance(loc[1], int) and loc[2] in TensorMapSpec.model_fields:
         loc = loc[:2] + ("tensormap",) + loc[2:]  # raised from inside Param._one_key
     path = _json_path(loc)

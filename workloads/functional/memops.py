@@ -614,9 +614,21 @@ def _d_atom(b, inst):
     ops = inst.operands
     is_red = inst.opcode == "red"
     k = 0 if is_red else 1
-    wdst = None if is_red else _reg_writer_lanes(b, ops[0], es, False)
+    nv = 8 if "v8" in mods else 4 if "v4" in mods else 2 if "v2" in mods else 1
+    # vector atomics (atom.add.v2.f32 {d0, d1}, [a], {b0, b1}): element j at a + j * size, one atomic each
+    def items(op):
+        if isinstance(op, Vec):
+            if len(op.items) != nv:
+                raise b.fault_decode(inst, f"vector atomic with {len(op.items)} registers for .v{nv}")
+            return list(op.items)
+        if nv != 1:
+            raise b.fault_decode(inst, f".v{nv} atomic needs a {{...}} register vector")
+        return [op]
+    wdsts = [None] * nv if is_red else [_reg_writer_lanes(b, o, es, False) for o in items(ops[0])]
     af = _addr_fn(b, ops[k], inst)
-    rb = _reg_reader_lanes(b, ops[k + 1], es)
+    rbs = [_reg_reader_lanes(b, o, es) for o in items(ops[k + 1])]
+    if opn == "cas" and nv != 1:
+        raise b.fault_decode(inst, "vector atom.cas is not a PTX form")
     rc = _reg_reader_lanes(b, ops[k + 2], es) if opn == "cas" else None
     dt = np.dtype(NP_TYPE[t]) if t not in ("b32", "b64") else np.dtype(_UT[es])
     trace = b.ex.want_trace
@@ -631,7 +643,7 @@ def _d_atom(b, inst):
         if opn == "exch":
             return v
         if opn == "cas":
-            return np.where(old == c, v, old)
+            return np.where(old == v, c, old)  # atom.cas d, [a], b, c: [a] = (old == b) ? c : old
         if opn == "and":
             return old & v
         if opn == "or":
@@ -653,24 +665,31 @@ def _d_atom(b, inst):
             _gcheck(b, inst, idx, addrs, es)
             buf = b.ex.mem.data
             fl = addrs - GLOBAL_BASE
+        if nv > 1:
+            if space == "shared":
+                _shared_flat(b, inst, idx, addrs + (nv - 1) * es, es)
+            else:
+                _gcheck(b, inst, idx, addrs, es * nv)
         view = buf[: (buf.size // es) * es].view(_UT[es]).view(dt)
-        e = fl // es
-        v = rb(idx).view(dt)
         c = rc(idx).view(dt) if rc is not None else None
-        u, cnt = np.unique(e, return_counts=True)
-        if len(u) == len(e):
-            old = view[e].copy()
-            view[e] = apply(old, v, c)
-        else:                      # serialise lanes that hit the same address (lane order)
-            old = np.empty(len(e), dtype=dt)
-            for i in range(len(e)):
-                o = view[e[i]]
-                old[i] = o
-                view[e[i]] = apply(np.asarray([o], dtype=dt), v[i:i + 1], None if c is None else c[i:i + 1])[0]
-        if wdst is not None:
-            wdst(idx, old.view(_UT[es]))
+        for j in range(nv):
+            e = fl // es + j
+            v = rbs[j](idx).view(dt)
+            u, cnt = np.unique(e, return_counts=True)
+            if len(u) == len(e):
+                old = view[e].copy()
+                view[e] = apply(old, v, c)
+            else:                      # serialise lanes that hit the same address (lane order)
+                old = np.empty(len(e), dtype=dt)
+                for i in range(len(e)):
+                    o = view[e[i]]
+                    old[i] = o
+                    view[e[i]] = apply(np.asarray([o], dtype=dt), v[i:i + 1], None if c is None else c[i:i + 1])[0]
+            if wdsts[j] is not None:
+                wdsts[j](idx, old.view(_UT[es]))
         if trace:
-            b.pay = (smem_payload(b, idx, addrs, es) if space == "shared" else gmem_payload(b, idx, addrs, es))
+            w = es * nv
+            b.pay = (smem_payload(b, idx, addrs, w) if space == "shared" else gmem_payload(b, idx, addrs, w))
     return h
 
 
@@ -1821,4 +1840,94 @@ def _d_wgmma(b, inst):
             p = np.zeros((b.W, 4), np.int64)
             p[_warps(b, act, full)] = pay_row
             b.pay = p
+    return h
+
+
+# ------------------------------------------------------------------------------- tensormap creation / update
+_TMAP_FIELDS_ORD = ("box_dim", "global_dim", "global_stride", "element_stride")
+_TMAP_FIELDS = ("global_address", "rank", "elemtype", "interleave_layout", "swizzle_mode", "fill_mode") + \
+    _TMAP_FIELDS_ORD
+
+
+def _lane_values(b, op, t, inst, idx):
+    """Operand ``op`` (register or immediate) at lanes ``idx`` as int64."""
+    v = _get(b.val(op, t, inst))
+    a = np.asarray(v)
+    if a.ndim == 0:
+        return np.full(len(idx), int(a), dtype=np.int64)
+    return a[idx].astype(np.int64)
+
+
+@decoder("tensormap")
+def _d_tensormap(b, inst):
+    """``tensormap.replace.tile.FIELD.SPACE.b1024.TYPE [tmap], [ord,] value`` writes one field of a 128-byte
+    descriptor in shared or global memory (byte layout ``memory.DEVICE_TMAP_LAYOUT``);
+    ``tensormap.cp_fenceproxy.global.shared::cta... [dst], [src], 128`` copies a descriptor from shared to
+    global memory (its fence is implicit in the functional model: accesses are sequential)."""
+    from ..memory import tensormap_field_slot
+
+    mods = inst.mods
+    ops = inst.operands
+    if mods and mods[0] == "cp_fenceproxy":
+        if "global" not in mods or not any(m.startswith("shared") for m in mods) or len(ops) != 3:
+            raise b.fault_decode(inst, "tensormap.cp_fenceproxy: only global <- shared::cta copies of [dst], [src], size")
+        if not isinstance(ops[2], Imm) or int(ops[2].value) != 128:
+            raise b.fault_decode(inst, "tensormap.cp_fenceproxy copies 128 bytes")
+        dst_f = _addr_fn(b, ops[0], inst)
+        src_f = _addr_fn(b, ops[1], inst)
+
+        def hcp(act, full):
+            idx = b.active_idx(act, full)
+            if not len(idx):
+                return
+            dst, src = dst_f(idx), src_f(idx)
+            fl, _ = _shared_flat(b, inst, idx, src, 128)
+            _gcheck(b, inst, idx, dst, 128)
+            data = b.smem[fl[:, None] + np.arange(128, dtype=np.int64)[None, :]]
+            b.ex.mem.scatter(dst, data)
+        return hcp
+    if len(mods) < 3 or mods[0] != "replace" or mods[1] != "tile":
+        raise b.fault_decode(inst, f"tensormap.{'.'.join(mods)} is not modelled",
+                             hint="tensormap.replace.tile.FIELD and tensormap.cp_fenceproxy")
+    field = mods[2]
+    if field not in _TMAP_FIELDS:
+        raise b.fault_decode(inst, f"tensormap field {field!r} is not modelled", hint=", ".join(_TMAP_FIELDS))
+    shared = any(m.startswith("shared") for m in mods)
+    if not shared and "global" not in mods:
+        raise b.fault_decode(inst, "tensormap.replace needs .global or .shared::cta")
+    t = mods[-1] if mods[-1] in ("b32", "b64") else "b32"
+    with_ord = field in _TMAP_FIELDS_ORD
+    if len(ops) != (3 if with_ord else 2):
+        raise b.fault_decode(inst, f"tensormap.replace.tile.{field} takes [tmap], {'ord, ' if with_ord else ''}value")
+    if with_ord and not isinstance(ops[1], Imm):
+        raise b.fault_decode(inst, "the ordinal of tensormap.replace is an immediate")
+    ordinal = int(ops[1].value) if with_ord else 0
+    try:
+        off, vt = tensormap_field_slot(field, ordinal)
+    except ValueError as e:
+        raise b.fault_decode(inst, str(e)) from None
+    af = _addr_fn(b, ops[0], inst)
+    vop = ops[-1]
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        if not len(idx):
+            return
+        addrs = af(idx)
+        vals = _lane_values(b, vop, t, inst, idx)
+        if field in ("rank", "swizzle_mode", "fill_mode", "elemtype", "interleave_layout", "element_stride") \
+                and ((vals < 0) | (vals > 255)).any():
+            raise _fault(b, inst, f"tensormap {field} value {int(vals[0])} out of range", lanes=idx[:1])
+        if field == "box_dim" and ((vals < 1) | (vals > 256)).any():
+            raise _fault(b, inst, f"tensormap box_dim {int(vals[0])} outside 1..256", lanes=idx[:1])
+        payload = vals.astype(np.uint64).astype(vt).view(np.uint8).reshape(len(idx), vt.itemsize)
+        if shared:
+            if (addrs % 64).any():
+                raise _fault(b, inst, "tensormap in shared memory must be 64-byte aligned", lanes=idx[:1],
+                             addrs=addrs[:1])
+            fl, _ = _shared_flat(b, inst, idx, addrs, 128)
+            b.smem[(fl + off)[:, None] + np.arange(vt.itemsize, dtype=np.int64)[None, :]] = payload
+        else:
+            _gcheck(b, inst, idx, addrs, 128)
+            b.ex.mem.scatter(addrs + off, payload)
     return h

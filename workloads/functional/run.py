@@ -7,7 +7,7 @@ import numpy as np
 
 from ...core.errors import PTXError, RecordError, SimulationError
 from ..ptx.isa import Kind
-from ..ptx.model import Label
+from ..ptx.model import Imm, Label
 from .executor import Batch
 from .l1model import L1PerCta
 from .l2model import L2Residency
@@ -151,6 +151,16 @@ def _run_batch(ex, b: Batch, steps0: int):
     is_ctl = [k in (K_BRANCH, K_EXIT, K_BAR) or poll[i] for i, k in enumerate(kinds)]
     max_steps = ex.max_steps
     yield_after = ex.yield_after
+    # a loop around a global atomic (an atom.cas spin lock) hands over at its first back edge when other
+    # threads wait, so the lock holder runs and spinners retry once per round (forward progress, and the trace
+    # holds a few failed attempts instead of yield_after of them per round)
+    K_ATOM = int(Kind.ATOM_GLOBAL)
+    atom_pcs = np.flatnonzero(np.asarray(kinds) == K_ATOM)
+    loop_yield = {}
+    for i, t in enumerate(targets):
+        if kinds[i] == K_BRANCH and t is not None and t <= i:
+            has_atom = bool(((atom_pcs >= t) & (atom_pcs <= i)).any())
+            loop_yield[i] = 0 if has_atom else yield_after
     live = b.live.copy()
     groups: dict = {}
     blocked: dict = {}
@@ -167,15 +177,71 @@ def _run_batch(ex, b: Batch, steps0: int):
         return part, int(part.sum())
 
     deferred: dict = {}
+    # Named barriers (bar.sync ID, COUNT / barrier.sync ID between warp groups, as warp-specialized kernels
+    # use): per CTA and barrier ID, waiting lanes move on once COUNT threads (default: the CTA's live threads,
+    # whole warps) arrived. Programs with only `bar.sync 0` keep the simpler rule: when nothing else can run,
+    # every waiting lane moves on.
+    bar_id, bar_cnt = {}, {}
+    for i, ins in enumerate(insts):
+        if kinds[i] == K_BAR:
+            ops = ins.operands
+            bar_id[i] = int(ops[0].value) if ops and isinstance(ops[0], Imm) else (None if ops else 0)
+            bar_cnt[i] = int(ops[1].value) if len(ops) > 1 and isinstance(ops[1], Imm) else None
+    named = any(v != 0 for v in bar_id.values()) or any(v is not None for v in bar_cnt.values())
+    if named and any(v is None for v in bar_id.values()):
+        pc_ = next(i for i, v in bar_id.items() if v is None)
+        raise SimulationError("a barrier ID in a register is not modelled next to named barriers",
+                              location=prog.location(pc_), hint="immediate barrier IDs")
+    lpc = b.lpc
+    n_cta = L // lpc
+    arrivals: dict = {}      # (barrier id) -> (n_cta,) threads that arrived without waiting (bar.arrive)
+
+    def warp_threads(m):
+        """(n_cta,) threads of whole warps with a lane in mask m."""
+        return m.reshape(n_cta, lpc // 32, 32).any(axis=2).sum(axis=1) * 32
+
+    def release_named():
+        """Move lanes past every named barrier that completed; True if any lane moved."""
+        moved = False
+        live_thr = warp_threads(live)
+        for bid in sorted({bar_id[pc_] for pc_ in blocked}):
+            pcs = [pc_ for pc_ in blocked if bar_id[pc_] == bid]
+            waiting = np.zeros(L, dtype=bool)
+            for pc_ in pcs:
+                waiting |= blocked[pc_]
+            cnts = {bar_cnt[pc_] for pc_ in pcs}
+            need = np.full(n_cta, max(c for c in cnts if c is not None), np.int64) if cnts != {None} else live_thr
+            got = warp_threads(waiting) + arrivals.get(bid, np.zeros(n_cta, np.int64))
+            done = (got >= need) & (warp_threads(waiting) > 0)
+            if not done.any():
+                continue
+            lanes = np.repeat(done, lpc)
+            for pc_ in pcs:
+                go = blocked[pc_] & lanes
+                if go.any():
+                    groups[pc_ + 1] = groups[pc_ + 1] | go if pc_ + 1 in groups else go
+                    rest = blocked[pc_] & ~lanes
+                    if rest.any():
+                        blocked[pc_] = rest
+                    else:
+                        del blocked[pc_]
+            if bid in arrivals:
+                arrivals[bid] = np.where(done, 0, arrivals[bid])
+            moved = True
+        return moved
+
     while True:
         if not groups and deferred:
             # groups that kept looping while others waited get their turn again (after the others ran)
             groups = deferred
             deferred = {}
             if blocked:
-                for pc_, m in blocked.items():
-                    groups[pc_ + 1] = groups[pc_ + 1] | m if pc_ + 1 in groups else m
-                blocked = {}
+                if named:
+                    release_named()
+                else:
+                    for pc_, m in blocked.items():
+                        groups[pc_ + 1] = groups[pc_ + 1] | m if pc_ + 1 in groups else m
+                    blocked = {}
             continue
         if not groups:
             if spinning and progress:
@@ -184,7 +250,17 @@ def _run_batch(ex, b: Batch, steps0: int):
                 spinning = {}
                 progress = 0
                 continue
-            if blocked:
+            if blocked and named:
+                if release_named():
+                    progress = 1
+                    continue
+                if not spinning:
+                    pcs = sorted(blocked)
+                    raise SimulationError(
+                        f"deadlock: {int(sum(m.sum() for m in blocked.values()))} threads wait at named barriers "
+                        f"that never complete (pc {pcs[0]}: {insts[pcs[0]].text})", location=prog.location(pcs[0]),
+                        hint="every bar.sync ID, COUNT needs COUNT arriving threads")
+            elif blocked:
                 for pc_, m in blocked.items():
                     groups[pc_ + 1] = groups[pc_ + 1] | m if pc_ + 1 in groups else m
                 blocked = {}
@@ -257,7 +333,7 @@ def _run_batch(ex, b: Batch, steps0: int):
                 if g is None or bool(eff.all() if efull else (eff == act).all()):
                     if tgt <= pc and (groups or spinning or blocked):
                         back_taken += 1
-                        if back_taken > yield_after:
+                        if back_taken > loop_yield[pc]:
                             # a loop that spins while other threads wait (e.g. on a flag they will set):
                             # let the others run first (structured reconvergence is kept for short loops)
                             deferred[tgt] = deferred[tgt] | act if tgt in deferred else act
@@ -292,6 +368,9 @@ def _run_batch(ex, b: Batch, steps0: int):
             if k == K_BAR:
                 op = insts[pc].opcode
                 if op in ("bar.arrive", "barrier.arrive", "barrier.cluster.arrive"):
+                    if named and op != "barrier.cluster.arrive":
+                        bid = bar_id[pc]
+                        arrivals[bid] = arrivals.get(bid, np.zeros(n_cta, np.int64)) + warp_threads(eff)
                     pc += 1
                     continue
                 blocked[pc] = blocked[pc] | act if pc in blocked else act

@@ -168,6 +168,10 @@ def classify(opcode: str, mods: tuple[str, ...]) -> tuple[Kind, Unit]:
         return Kind.EXIT, Unit.BRANCH
     if opcode in ("fence", "fence.proxy", "membar"):
         return Kind.FENCE, Unit.SYNC
+    if opcode == "tensormap":  # replace: one descriptor field write; cp_fenceproxy: copy + proxy fence
+        if mods and mods[0] == "cp_fenceproxy":
+            return Kind.FENCE, Unit.SYNC
+        return Kind.ALU, Unit.INT
     if opcode == "mapa":
         return Kind.ALU, Unit.INT
     if opcode in ("nop", "prefetch", "prefetchu", "pmevent", "griddepcontrol", "setmaxnreg", "brkpt"):

@@ -8,6 +8,7 @@ guards, vector / address / tensor-coordinate operands, dual destinations ``%r|%p
 """
 from __future__ import annotations
 
+import copy
 import re
 import struct
 
@@ -642,7 +643,20 @@ class _Body:
                 if isinstance(o, Label) and o.target >= n:
                     raise PTXError(f"label {o.name} is not followed by an instruction",
                                    location=f"{self.p.filename}:{inst.line}")
-        # shared layout: static vars first, extern (dynamic) after
+        # shared layout as ptxas does it per entry: only the module-scope shared variables this function
+        # references (a module with several kernels declares every kernel's variables at module scope; nvcc
+        # names a second `buf` `buf$1`), copied so entries do not share offsets; static vars first, extern
+        # (dynamic) ones all at the aligned start of dynamic shared memory.
+        module_names = {v.name for v in self.p.module_shared}
+        if any(i.opcode == "call" for i in insts):
+            used = set(module_names)          # a called .func may reach any of them: keep them all
+        else:
+            used = set()
+            for i in insts:
+                for o in i.operands:
+                    _shared_syms(o, used)
+        self.shared_vars = {k: (copy.copy(v) if k in module_names else v) for k, v in self.shared_vars.items()
+                            if k not in module_names or k in used}
         off = 0
         for v in self.shared_vars.values():
             if not v.extern:
@@ -676,6 +690,19 @@ _SPECIAL_REGS = {"%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%n
                  "%dynamic_smem_size", "%total_smem_size", "%cluster_ctarank", "%cluster_nctarank",
                  "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid", "%is_explicit_cluster",
                  "%envreg0", "%pm0"}
+
+
+def _shared_syms(op, out: set):
+    if isinstance(op, Sym):
+        if op.space == "shared":
+            out.add(op.name)
+    elif isinstance(op, Vec):
+        for x in op.items:
+            _shared_syms(x, out)
+    elif isinstance(op, Pair):
+        _shared_syms(op.first, out); _shared_syms(op.second, out)
+    elif isinstance(op, Addr):
+        _shared_syms(op.base, out)
 
 
 def _regs_of(op, out):
