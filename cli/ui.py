@@ -59,8 +59,8 @@ def stdout_console(file=None):
     from rich.console import Console
 
     f = file if file is not None else sys.stdout
-    if _isatty(f):
-        return Console(file=f, highlight=False)
+    if _isatty(f):   # file=None for stdout: rich's live progress display can then print above its bar
+        return Console(file=None if file is None else f, highlight=False)
     return Console(file=f, width=_PIPE_WIDTH, soft_wrap=True, highlight=False, color_system=None)
 
 
