@@ -7,12 +7,15 @@ Public API (stable; ``explore`` and ``studies`` use only this):
     list_records() -> list[str]                          # short names of the bundled launch records
     scale_record(record, factor=None, **sizes) -> LaunchRecord
     simulate(record, arch="h200", *, mode="timing", overrides=None, ...) -> RunResult
+    metric_names() / known_metric(name) / metric_unit(name)   # metric names (and ``stat:COMPONENT:STAT``)
+    stat_value(stats_frame, component, stat) -> float | None  # one component statistic of RunResult.stats
 """
 
 #: the one source of the version (pyproject.toml reads it: [tool.setuptools.dynamic])
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "load_arch", "load_record", "list_records", "scale_record", "simulate", "UserError"]
+__all__ = ["__version__", "load_arch", "load_record", "list_records", "scale_record", "simulate", "UserError",
+           "metric_names", "known_metric", "metric_unit", "stat_value"]
 
 _LAZY = {
     "load_arch": "warpgraph.topologies.loader",
@@ -21,6 +24,10 @@ _LAZY = {
     "scale_record": "warpgraph.workloads.scale",
     "simulate": "warpgraph.runner.simulate",
     "UserError": "warpgraph.core.errors",
+    "metric_names": "warpgraph.analysis.stat_units",
+    "known_metric": "warpgraph.analysis.stat_units",
+    "metric_unit": "warpgraph.analysis.stat_units",
+    "stat_value": "warpgraph.analysis.stat_units",
 }
 
 
