@@ -123,3 +123,19 @@ def test_records_list_command():
 def test_run_accepts_a_short_name_error_path():
     r = CliRunner().invoke(app, ["run", "h200/no_such_record"])
     assert r.exit_code != 0 and "no launch record" in (r.output + str(r.exception))
+
+
+@pytest.mark.parametrize("cmd", ["run", "validate", "bench", "explore"])
+def test_quiet_flag(cmd):
+    r = CliRunner().invoke(app, [cmd, "-h"], env={"COLUMNS": "200"})
+    assert "--quiet" in r.output and "-q" in r.output
+
+
+def test_run_progress_phases_reach_the_callback(tmp_path):
+    """simulate(on_phase=...) names the phases the spinner of `warpgraph run` shows; cycles are unchanged."""
+    rec = warpgraph.scale_record(warpgraph.load_record("h200/gemm_tma_M2048_N2048_K2048"), factor=8)
+    seen = []
+    a = warpgraph.simulate(rec, "h200", on_phase=seen.append)
+    b = warpgraph.simulate(rec, "h200")
+    assert seen == ["loading", "functional pass", "timing pass"]
+    assert a.metrics["cycles"] == b.metrics["cycles"]
