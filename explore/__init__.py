@@ -13,7 +13,7 @@ from __future__ import annotations
 __all__ = ["load_study", "parse_study", "StudySpec", "StudyError", "run_study", "run_worker", "prepare",
            "results", "export", "report", "plot_pareto", "plot_metric_vs_params", "plot_importance",
            "param_importances", "pareto_mask", "cost_metrics", "open_storage", "counts", "best_trials",
-           "plot_optuna", "importance_undefined", "ImportanceUndefined", "check_study"]
+           "plot_optuna", "importance_undefined", "ImportanceUndefined", "check_study", "cost_inputs"]
 
 _WHERE = {
     "load_study": "spec", "parse_study": "spec", "StudySpec": "spec", "StudyError": "spec",
@@ -21,7 +21,7 @@ _WHERE = {
     "results": "analysis", "export": "analysis", "report": "analysis", "plot_pareto": "analysis",
     "plot_metric_vs_params": "analysis", "plot_importance": "analysis", "param_importances": "analysis",
     "pareto_mask": "analysis", "cost_metrics": "metrics", "best_trials": "analysis", "plot_optuna": "analysis",
-    "importance_undefined": "analysis", "ImportanceUndefined": "analysis", "check_study": "spec",
+    "importance_undefined": "analysis", "ImportanceUndefined": "analysis", "check_study": "spec", "cost_inputs": "metrics",
 }
 
 
