@@ -111,6 +111,13 @@ def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] 
     if jobs < 1:
         raise UserError(f"--jobs must be >= 1, got {jobs}", location="--jobs", hint="a positive integer")
     root = Path(directory) if directory is not None else V.default_records_dir("h200")
+    if not root.exists() and directory is not None:      # a bundled group by short name: h200, h200_heldout
+        from warpgraph.workloads.bundled import MICROBENCH_DIR, RECORDS_DIR
+
+        for cand in (RECORDS_DIR / str(directory), MICROBENCH_DIR.parent / str(directory)):
+            if cand.is_dir():
+                root = cand
+                break
     if not root.exists():
         raise UserError(f"no such directory: {root}", location="DIR", hint="a folder of launch records")
     dirs = V.discover_records(root, filter_)
@@ -196,7 +203,8 @@ def _print_data(rows, summary, fmt: OutputFormat) -> None:
 
 def validate_command(
     directory: Optional[Path] = typer.Argument(
-        None, help="Folder of launch records (searched recursively). Default: the bundled workloads/records/<arch>."),
+        None, help="Folder of launch records (searched recursively), or a bundled group by name (h200, h200_heldout, "
+                   "microbench). Default: the bundled workloads/records/h200."),
     arch: str = typer.Option("h200", "--arch", help="Bundled architecture name or YAML path."),
     set_: list[str] = typer.Option([], "--set", help=_SET_HELP),
     out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default ./validation-<arch>)."),

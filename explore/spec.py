@@ -409,7 +409,8 @@ def resolve_workloads(spec: StudySpec) -> list["Workload"]:
     root = spec.file.parent if spec.file else Path.cwd()
     for i, w in enumerate(spec.workloads):
         ws = WorkloadSpec(record=w) if isinstance(w, str) else w
-        cand = [root / ws.record, bundled_records_dir() / ws.record, Path(ws.record)]
+        cand = [root / ws.record, bundled_records_dir() / ws.record, Path(ws.record),
+                bundled_records_dir().parent / ws.record]          # microbench/<name>
         path = next((c for c in cand if (c / "launch.json").is_file() or (c.is_file() and c.suffix == ".json")),
                     None)
         if path is None:

@@ -137,3 +137,21 @@ def test_arch_diff_sources():
     assert rows["clocks.hbm_mhz"]["h200_source"].startswith("h200.yaml:")
     r = CliRunner().invoke(app, ["arch", "diff", "h100", "h200"])
     assert "h200: h200.yaml:" in r.stdout
+
+
+def test_validate_accepts_a_bundled_group_name(monkeypatch, tmp_path):
+    seen = {}
+    orig = validate_cmd.run_validate
+
+    def spy(directory, *a, **k):
+        k.update(simulate_fn=fake_sim, roofline_fn=lambda *x: {"bound_cycles": 100.0, "bound_by": "memory"})
+        seen["dir"] = directory
+        return orig(directory, *a, **k)
+
+    monkeypatch.setattr(validate_cmd, "run_validate", spy)
+    r = CliRunner().invoke(app, ["validate", "h200_heldout", "--filter", "gemm_tma*", "--out", str(tmp_path / "o"),
+                                 "-f", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["rows"]
+    want = sorted(p.name for p in (BUNDLED.parent / "h200_heldout").glob("gemm_tma*") if (p / "launch.json").exists())
+    assert want and sorted(x["name"] for x in rows) == want
