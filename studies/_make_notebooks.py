@@ -207,7 +207,10 @@ code("""fa2, fa2a = whatif["FA-2 (sm_80)"], whatif[best]
 tcs = fa2.get("tensor_core_stats") or {}
 n_sms = (fa2.get("roofline") or {}).get("n_sms") or warpgraph.load_arch("h200").sm.count
 pipes = n_sms * warpgraph.load_arch("h200").sm.subpartitions
-busy = tcs.get("mma_sync.busy_cycles", 0) / max(1.0, pipes * fa2["cycles"]) * 100
+smp = fa2.get("sampling") or {}
+# sampled mode: unit counters cover the CTAs simulated in detail; scale them to the whole grid
+share = smp["ctas_total"] / smp["ctas_simulated"] if smp.get("mode") == "sampled" and smp.get("ctas_simulated") else 1.0
+busy = share * tcs.get("mma_sync.busy_cycles", 0) / max(1.0, pipes * fa2["cycles"]) * 100
 q = (fa2a.get("tensor_core_stats") or {})
 wait = q.get("mma_sync.queue_cycles", 0) / max(1.0, q.get("mma_sync.count", 0))
 s0, s1 = fa2.get("stall_ratios_per_issue") or {}, fa2a.get("stall_ratios_per_issue") or {}
@@ -215,7 +218,7 @@ moved = sorted(((k, s0.get(k, 0.0), s1.get(k, 0.0)) for k in set(s0) | set(s1) i
                key=lambda x: -abs(x[2] - x[1]))[:3]
 bound = "latency/dependency-bound" if busy < 60 else "MMA-issue-bound"
 display(Markdown(f\"\"\"* Occupancy of the sm_80 kernel: {fa2['achieved_occupancy_pct']:.1f} % of the warp slots;
-  the tensor pipes are busy {busy:.0f} % of sub-partition cycles ({tcs.get('mma_sync.count', 0):,.0f} MMAs), so the
+  the tensor pipes are busy {busy:.0f} % of sub-partition cycles ({share * tcs.get('mma_sync.count', 0):,.0f} MMAs), so the
   kernel is {bound} here.
 * With the ideal queue an MMA waits {wait:.1f} cycles in the queue on average; the stall reasons that move most
   (cycles per issued instruction, FA-2 → FA-2-async): {'; '.join(f'{k} {a:.2f} → {b:.2f}' for k, a, b in moved)}.
@@ -375,7 +378,7 @@ if len(by_reg) > 1 and by_reg.index[0] < 49152 <= by_reg.index[-1]:
     assert by_reg.iloc[0] > by_reg.iloc[-1] * 1.05, "one CTA per SM should cost cycles"
 print("ok")"""),
 code("""l2 = [k for k in dims if k != reg]
-front = done[df.loc[done.index, "pareto"]].sort_values("cycles")
+front = done[df.loc[done.index, "pareto"]].drop_duplicates(subset=list(dims)).sort_values("cycles")
 spread = float((done.groupby(reg).cycles.max() - done.groupby(reg).cycles.min()).max()) if l2 else 0.0
 fastest = ", ".join(f"{int(k):,} registers {v:,.0f} cycles" for k, v in by_reg.items())
 matters = "it does not matter for this GEMM" if spread <= by_reg.min() * 0.01 else "it matters"
