@@ -423,7 +423,7 @@ def _cell(v):
     if v is None:
         return ""
     if isinstance(v, float):
-        return f"{v:.6g}"
+        return repr(float(v))      # full precision: the shortest text that reads back as the same float
     return v
 
 

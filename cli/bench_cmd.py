@@ -9,6 +9,8 @@ from typing import Callable, Optional
 
 import typer
 
+from warpgraph.cli.ui import Column, OutputFormat
+
 __all__ = ["register", "bench_command", "run_bench_cli"]
 
 
@@ -22,12 +24,14 @@ def _mib(b) -> str:
 
 def _print(results, info, console) -> None:
     from rich.markup import escape
-    from rich.table import Table
 
-    t = Table(title=f"warpgraph bench — {info.get('cpu_model')} ({info.get('cores')} cores)")
-    for c in ("case", "mode", "sim cycles", "warp insts", "wall s", "cycles/s", "warp-insts/s", "peak MiB",
-              "Δcycles vs detailed"):
-        t.add_column(c, justify="left" if c in ("case", "mode") else "right", overflow="fold")
+    from warpgraph.cli.ui import print_table
+
+    cols = [Column("case", "left", None), Column("mode", "left", None), Column("sim cycles", "right", 3),
+            Column("warp insts", "right", 1), Column("wall s", "right", None), Column("cycles/s", "right", None),
+            Column("warp-insts/s", "right", 2), Column("peak MiB", "right", 0),
+            Column("Δcycles vs detailed", "right", 4)]
+    body = []
     for e in results:
         for mode_key in ("detailed", "sampled"):
             r = e.get(mode_key)
@@ -36,38 +40,75 @@ def _print(results, info, console) -> None:
             if r.get("status") != "ok":
                 tag = "[yellow]skipped[/]" if r.get("status") == "skipped" else "[red]FAILED[/]"
                 msg = "" if r.get("status") == "skipped" else " ".join((r.get("error") or "").split())[:70]
-                t.add_row(escape(e["case"]), mode_key, tag, escape(msg), "", "", "", _mib(r.get("peak_rss_bytes")), "")
+                body.append([escape(e["case"]), mode_key, tag, escape(msg), "", "", "", _mib(r.get("peak_rss_bytes")),
+                             ""])
                 continue
             diff = e.get("sampled_cycle_diff_pct") if mode_key == "sampled" else None
-            t.add_row(escape(e["case"]), mode_key, _f(r.get("cycles")), _f(r.get("warp_instructions")),
-                      _f(r.get("wall_seconds"), "{:.2f}"), _f(r.get("simulated_cycles_per_second")),
-                      _f(r.get("warp_instructions_per_second")), _mib(r.get("peak_rss_bytes")),
-                      "" if diff is None else f"{diff:+.2f}%")
-    console.print(t)
+            body.append([escape(e["case"]), mode_key, _f(r.get("cycles")), _f(r.get("warp_instructions")),
+                         _f(r.get("wall_seconds"), "{:.2f}"), _f(r.get("simulated_cycles_per_second")),
+                         _f(r.get("warp_instructions_per_second")), _mib(r.get("peak_rss_bytes")),
+                         "" if diff is None else f"{diff:+.2f}%"])
+    print_table(console, cols, body, title=f"warpgraph bench — {info.get('cpu_model')} ({info.get('cores')} cores)")
+
+
+_CSV_FIELDS = ("case", "mode", "status", "cycles", "warp_instructions", "wall_seconds", "simulated_cycles_per_second",
+               "warp_instructions_per_second", "peak_rss_bytes", "sampled_cycle_diff_pct", "error")
+
+
+def _print_data(results, info, fmt: OutputFormat, arch: str, quick: bool) -> None:
+    """``--format csv``: one row per case and mode; ``--format json``: the same document as ``--json FILE``."""
+    if fmt is OutputFormat.json:
+        typer.echo(json.dumps({"arch": arch, "quick": quick, "machine": info, "results": results}, indent=1))
+        return
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(_CSV_FIELDS)
+    for e in results:
+        for mode_key in ("detailed", "sampled"):
+            r = e.get(mode_key)
+            if r is None:
+                continue
+            row = {**r, "case": e["case"], "mode": mode_key,
+                   "sampled_cycle_diff_pct": e.get("sampled_cycle_diff_pct") if mode_key == "sampled" else None}
+            w.writerow(["" if row.get(k) is None else repr(row[k]) if isinstance(row[k], float) else row[k]
+                        for k in _CSV_FIELDS])
+    typer.echo(buf.getvalue(), nl=False)
 
 
 def run_bench_cli(arch: str = "h200", json_path: Optional[Path] = None, cases: Optional[str] = None,
                   quick: bool = False, *, simulate_fn: Callable | None = None, simulate_target: str | None = None,
-                  timeout_s: float | None = None, console=None) -> int:
-    """The command's body; returns the exit code (raises ``UserError`` for user errors)."""
-    from rich.console import Console
-
+                  timeout_s: float | None = None, console=None, fmt: OutputFormat | str = OutputFormat.table,
+                  quiet: bool = False) -> int:
+    """The command's body; returns the exit code (raises ``UserError`` for user errors). ``fmt`` csv / json
+    print only the data on stdout (messages go to stderr)."""
     from warpgraph.analysis import bench as B
+    from warpgraph.cli.ui import progress as progress_bar
+    from warpgraph.cli.ui import stderr_console, stdout_console
 
-    console = console or Console()
+    fmt = OutputFormat(getattr(fmt, "value", fmt))
+    console = console or (stdout_console() if fmt is OutputFormat.table else stderr_console())
     case_list = [c.strip() for c in cases.split(",") if c.strip()] if cases else None
     if case_list is not None and quick:
         case_list = [c if c.endswith("@small") else c + "@small" for c in case_list]
 
-    def progress(e):
-        d = e["detailed"]
-        st = f"{d.get('wall_seconds') or 0:.1f} s" if d.get("status") == "ok" else d.get("status")
-        console.print(f"  {e['case']}: {st}", highlight=False)
+    n_cases = len(case_list) if case_list is not None else (1 if quick else len(B.DEFAULT_CASES))
+    with progress_bar("bench cases", total=n_cases, quiet=quiet) as bar:
+        def progress(e):
+            d = e["detailed"]
+            st = f"{d.get('wall_seconds') or 0:.1f} s" if d.get("status") == "ok" else d.get("status")
+            console.print(f"  {e['case']}: {st}", highlight=False)
+            bar.update(advance=1, description=f"bench cases (last: {e['case']})")
 
-    results = B.run_bench(case_list, arch, quick=quick, simulate_fn=simulate_fn, simulate_target=simulate_target,
-                          timeout_s=timeout_s, progress=progress)
+        results = B.run_bench(case_list, arch, quick=quick, simulate_fn=simulate_fn,
+                              simulate_target=simulate_target, timeout_s=timeout_s, progress=progress)
     info = B.machine_info()
-    _print(results, info, console)
+    if fmt is OutputFormat.table:
+        _print(results, info, console)
+    else:
+        _print_data(results, info, fmt, arch, quick)
     skipped = {e["sampled"].get("error") for e in results if e.get("sampled") and e["sampled"].get("status") == "skipped"}
     if skipped:
         console.print("sampled mode skipped: " + "; ".join(sorted(" ".join(s.split()) for s in skipped if s)),
@@ -89,12 +130,15 @@ def bench_command(
     cases: Optional[str] = typer.Option(None, "--cases", help="Comma-separated bundled record names or folders."),
     quick: bool = typer.Option(False, "--quick", help="Only a scaled-down small launch (seconds)."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per case and mode (default none)."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table, csv or json on stdout "
+                                     "(csv / json: only the data; messages on stderr)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar on stderr."),
 ) -> None:
     """Measure simulation speed (cycles/s, warp-instructions/s, peak memory) on bundled launches."""
     from warpgraph.core.errors import UserError
 
     try:
-        code = run_bench_cli(arch, json_path, cases, quick, timeout_s=timeout)
+        code = run_bench_cli(arch, json_path, cases, quick, timeout_s=timeout, fmt=fmt, quiet=quiet)
     except UserError as e:
         from warpgraph.cli.main import print_error
 

@@ -16,13 +16,18 @@ from warpgraph.core.errors import UserError
 
 __all__ = ["app", "main", "COMMAND_MODULES"]
 
-COMMAND_MODULES = ["arch_cmd", "run_cmd", "validate_cmd", "bench_cmd", "explore_cmd", "capture_cmd", "trace_cmd", "compile_cmd"]
+COMMAND_MODULES = ["arch_cmd", "run_cmd", "validate_cmd", "bench_cmd", "explore_cmd", "capture_cmd", "trace_cmd",
+                   "records_cmd", "compile_cmd"]
+
+#: ``-h`` as well as ``--help`` on every command (click contexts inherit it from the root)
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 app = typer.Typer(
     name="warpgraph",
     help="Cycle-level model of NVIDIA GPUs (H100/H200/B200/RTX 5090) running real Triton PTX kernels.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,      # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
+    context_settings=CONTEXT_SETTINGS,
     pretty_exceptions_enable=False,
 )
 

@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from warpgraph.cli.ui import RunMode
+
 __all__ = ["register", "run_command"]
 
 _SET_HELP = ("Override a parameter, e.g. --set tma.admission_depth=8; runner knobs timing.policy=lrr, "
@@ -15,11 +17,12 @@ _SET_HELP = ("Override a parameter, e.g. --set tma.admission_depth=8; runner kno
 
 def run_command(
     record: Optional[Path] = typer.Argument(
-        None, help="Launch-record directory (or launch.json). Default: the bundled "
-                   "workloads/records/h200/gemm_tma_M2048_N2048_K2048."),
+        None, help="Launch-record directory (or launch.json), or a bundled record's short name "
+                   "(`warpgraph records list`). Default: h200/gemm_tma_M2048_N2048_K2048."),
     arch: str = typer.Option("h200", "--arch", help="Bundled architecture name or YAML path."),
     set_: list[str] = typer.Option([], "--set", help=_SET_HELP),
-    mode: str = typer.Option("timing", "--mode", help="timing | sampled (a sample of SMs in detail) | functional"),
+    mode: RunMode = typer.Option(RunMode.timing, "--mode", help="timing (every SM in detail), sampled (a sample "
+                                 "of SMs in detail, the rest statistically) or functional (no timing)."),
     no_bundle: bool = typer.Option(False, "--no-bundle", help="Replay every warp separately instead of bundling "
                                    "warps of a CTA with identical instruction streams (slower; for validation)."),
     check: bool = typer.Option(False, "--check", help="Compute outputs and compare with the reference; exit 1 if it fails."),
@@ -38,11 +41,20 @@ def run_command(
     utilization: Optional[Path] = typer.Option(None, "--utilization", help="Plot tensor / TMA / HBM / L2 / issue "
                                                "utilisation over time to this PNG (traced SMs; HBM/L2 GPU-wide)."),
     bucket: int = typer.Option(1000, "--bucket", help="Cycles per --utilization bucket."),
+    # --- run records and progress (cli/run_record.py, cli/ui.py)
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the run as a record to DIR: config.yaml "
+                                       "(resolved architecture), record.json (record hash), metrics.json "
+                                       "(with provenance), stats.csv/.parquet (with units)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of sampled mode's SM sample."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display on stderr."),
 ) -> None:
     """Simulate a launch record on an architecture."""
     from warpgraph.core.errors import UserError
-    from warpgraph.runner.simulate import parse_trace_sms, parse_trace_window, simulate
+    from warpgraph.cli.ui import progress
+    from warpgraph.runner.simulate import DEFAULT_RECORD, parse_trace_sms, parse_trace_window, simulate
+    from warpgraph.workloads.record import load_record
 
+    mode = RunMode(mode).value
     if references is not None:
         from warpgraph.workloads.references import load_user_references
 
@@ -52,10 +64,15 @@ def run_command(
         raise UserError("--trace / --utilization need a timing run", hint="--mode timing or sampled")
     if (trace_sms is not None or trace_window is not None) and not want_events:
         raise UserError("--trace-sms / --trace-window without --trace or --utilization", hint="add --trace out.json")
-    res = simulate(record, arch, mode=mode, overrides=list(set_) or None, max_cycles=max_cycles,
-                   want_outputs=save_outputs is not None, check=check, trace_path=trace,
-                   trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
-                   record_events=want_events, bundle=False if no_bundle else None)
+    record_path = str(record if record is not None else DEFAULT_RECORD)
+    rec = load_record(record_path)
+    with progress(f"{rec.name} on {arch}", quiet=quiet) as bar:
+        res = simulate(rec, arch, mode=mode, overrides=list(set_) or None, max_cycles=max_cycles,
+                       want_outputs=save_outputs is not None, check=check, trace_path=trace,
+                       trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
+                       record_events=want_events, bundle=False if no_bundle else None, seed=seed,
+                       on_phase=lambda name: bar.phase(f"{rec.name} on {arch}: {name}"))
+    prov = _provenance(res, rec, arch, set_, seed, mode, record_path)
     if utilization is not None:
         from warpgraph.analysis.utilization import plot_utilization
 
@@ -69,8 +86,15 @@ def run_command(
         save_outputs.mkdir(parents=True, exist_ok=True)
         for name, arr in res.outputs.items():
             np.save(save_outputs / f"{name}.npy", np.asarray(arr))
+    if out is not None:
+        from warpgraph.cli.run_record import write_run_dir
+
+        files = write_run_dir(out, res, rec, prov)
+        typer.echo(f"run record: {out} ({', '.join(p.name for p in files.values())})", err=True)
     if as_json:
-        typer.echo(res.to_json(stats=stats))
+        d = res.to_dict(stats=stats)
+        d["provenance"] = prov
+        typer.echo(json.dumps(d, indent=1))
     else:
         _print_table(res)
         err = typer.echo
@@ -84,6 +108,12 @@ def run_command(
         raise typer.Exit(1)
 
 
+def _provenance(res, rec, arch, set_, seed, mode, record_path) -> dict:
+    from warpgraph.cli.run_record import provenance
+
+    return provenance(res, rec, arch=arch, overrides=list(set_), seed=seed, mode=mode, record_path=record_path)
+
+
 def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:,.3f}" if abs(v) < 1e6 else f"{v:,.0f}"
@@ -93,10 +123,11 @@ def _fmt(v) -> str:
 
 
 def _print_table(res) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    from warpgraph.cli.ui import stdout_console
+
+    con = stdout_console()
     m = res.metrics
     meas = res.measured or {}
     t = Table(title=f"{res.record} on {res.arch} ({res.mode})")

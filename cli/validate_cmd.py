@@ -9,6 +9,8 @@ from typing import Callable, Optional
 
 import typer
 
+from warpgraph.cli.ui import Column, Mode, OutputFormat
+
 __all__ = ["register", "validate_command", "run_validate"]
 
 _SET_HELP = "Override a parameter, e.g. --set tma.admission_depth=8 (repeatable; passed to simulate)."
@@ -29,9 +31,14 @@ def _print_results(rows, summary, console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    cols = [("launch", "left"), ("hw cycles", "right"), ("sim cycles", "right"), ("err", "right"),
-            ("SASS×", "right"), ("DRAM×", "right"), ("L2×", "right"), ("occ sim", "right"), ("occ hw", "right"),
-            ("bound", "right"), ("by", "left"), ("hw/bound", "right"), ("sim/bound", "right"), ("wall s", "right")]
+    from warpgraph.cli.ui import print_table
+
+    # priority: lowest dropped first when the terminal is narrow (None: always shown)
+    cols = [Column("launch", "left", None), Column("hw cycles", "right", None), Column("sim cycles", "right", None),
+            Column("err", "right", None), Column("SASS×", "right", 5), Column("DRAM×", "right", 6),
+            Column("L2×", "right", 4), Column("occ sim", "right", 2), Column("occ hw", "right", 2),
+            Column("bound", "right", 3), Column("by", "left", 3), Column("hw/bound", "right", 1),
+            Column("sim/bound", "right", 1), Column("wall s", "right", 0)]
     body = []
     for r in rows:
         if r["status"] != "ok":
@@ -45,17 +52,13 @@ def _print_results(rows, summary, console) -> None:
                      _f(r.get("hw_over_bound"), "{:.2f}"), _f(r.get("sim_over_bound"), "{:.2f}"),
                      _f(r.get("wall_seconds"), "{:.1f}")])
     keep = [i for i in range(len(cols)) if i == 0 or any(b[i] for b in body)]  # drop all-empty columns
-    t = Table(title=f"validation on {summary.get('arch')} ({summary.get('mode')})")
-    for i in keep:
-        t.add_column(cols[i][0], justify=cols[i][1], no_wrap=(i == 0))
-    for b in body:
-        t.add_row(*[b[i] for i in keep])
-    console.print(t)
+    print_table(console, [cols[i] for i in keep], [[b[i] for i in keep] for b in body],
+                title=f"validation on {summary.get('arch')} ({summary.get('mode')})")
     if any(r.get("sim_top_stalls") or r.get("hw_top_stalls") for r in rows):
         t2 = Table(title="top-3 stall reasons per issued instruction (other side's value in brackets)")
         t2.add_column("launch", no_wrap=True)
-        t2.add_column("simulated")
-        t2.add_column("hardware")
+        t2.add_column("simulated", overflow="fold")
+        t2.add_column("hardware", overflow="fold")
         for r in rows:
             if r.get("sim_top_stalls") or r.get("hw_top_stalls"):
                 t2.add_row(escape(r["name"]), escape(r.get("sim_top_stalls") or ""),
@@ -90,19 +93,31 @@ def _print_results(rows, summary, console) -> None:
 def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] | None = None,
                  out: Optional[Path] = None, mode: str = "timing", jobs: int = 1, filter_: Optional[str] = None,
                  *, simulate_fn: Callable | None = None, roofline_fn: Callable | None = None, console=None,
-                 measured_clock: bool = True, against: Optional[Path] = None) -> int:
-    """The command's body; returns the exit code (raises ``UserError`` for user errors)."""
-    from rich.console import Console
-
+                 measured_clock: bool = True, against: Optional[Path] = None,
+                 fmt: OutputFormat | str = OutputFormat.table, quiet: bool = False) -> int:
+    """The command's body; returns the exit code (raises ``UserError`` for user errors). ``fmt`` table prints
+    tables and messages on stdout; csv / json print only the data on stdout (messages go to stderr)."""
     from warpgraph.analysis import validate as V
+    from warpgraph.cli.ui import progress as progress_bar
+    from warpgraph.cli.ui import stderr_console, stdout_console
     from warpgraph.core.errors import UserError
 
-    console = console or Console()
+    mode = getattr(mode, "value", mode)
+    fmt = OutputFormat(getattr(fmt, "value", fmt))
+    data_console = console or stdout_console()
+    console = data_console if fmt is OutputFormat.table else (console or stderr_console())
     if mode not in ("timing", "sampled"):
         raise UserError(f"unknown mode {mode!r}", location="--mode", hint="timing or sampled")
     if jobs < 1:
         raise UserError(f"--jobs must be >= 1, got {jobs}", location="--jobs", hint="a positive integer")
     root = Path(directory) if directory is not None else V.default_records_dir("h200")
+    if not root.exists() and directory is not None:      # a bundled group by short name: h200, h200_heldout
+        from warpgraph.workloads.bundled import MICROBENCH_DIR, RECORDS_DIR
+
+        for cand in (RECORDS_DIR / str(directory), MICROBENCH_DIR.parent / str(directory)):
+            if cand.is_dir():
+                root = cand
+                break
     if not root.exists():
         raise UserError(f"no such directory: {root}", location="DIR", hint="a folder of launch records")
     dirs = V.discover_records(root, filter_)
@@ -122,19 +137,27 @@ def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] 
     console.print(f"validating {len(dirs)} launch record(s) from {root} on {arch} ({mode}, jobs={jobs})",
                   highlight=False)
 
-    def progress(row):
-        e = row.get("error_pct")
-        st = ("FAILED" if row["status"] != "ok" else f"{e:+.1f}%" if e is not None else "ok")
-        console.print(f"  {row['name']}: {st}  ({row.get('wall_seconds') or 0:.1f} s)", highlight=False)
+    with progress_bar("launches", total=len(dirs), quiet=quiet) as bar:
+        def progress(row):
+            e = row.get("error_pct")
+            st = ("FAILED" if row["status"] != "ok" else f"{e:+.1f}%" if e is not None else "ok")
+            console.print(f"  {row['name']}: {st}  ({row.get('wall_seconds') or 0:.1f} s)", highlight=False)
+            bar.update(advance=1, description=f"launches (last: {row['name']})")
 
-    rows = V.validate_records(dirs, arch, mode=mode, overrides=list(set_ or []) or None, jobs=jobs,
-                              simulate_fn=simulate_fn, roofline_fn=roofline_fn, root=root, progress=progress,
-                              measured_clock=measured_clock)
+        rows = V.validate_records(dirs, arch, mode=mode, overrides=list(set_ or []) or None, jobs=jobs,
+                                  simulate_fn=simulate_fn, roofline_fn=roofline_fn, root=root, progress=progress,
+                                  measured_clock=measured_clock)
     summary = V.summarize(rows, arch=arch, mode=mode)
     summary["overrides"] = list(set_ or [])
     summary["clock"] = "measured" if measured_clock else "spec"
+    import warpgraph
+
+    summary["warpgraph_version"] = warpgraph.__version__
     paths = V.write_outputs(rows, summary, out)
-    _print_results(rows, summary, console)
+    if fmt is OutputFormat.table:
+        _print_results(rows, summary, console)
+    else:
+        _print_data(rows, summary, fmt)
     if against is not None:
         cmp = V.compare_runs(rows, against)
         console.print(f"simulated cycles against {cmp['baseline']}:", highlight=False)
@@ -158,26 +181,50 @@ def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] 
     return 1 if summary["n_failed"] else 0
 
 
+def _print_data(rows, summary, fmt: OutputFormat) -> None:
+    """``--format csv``: validation.csv on stdout; ``--format json``: summary.json (summary + rows) on stdout."""
+    import io
+    import json
+
+    from warpgraph.analysis import validate as V
+
+    if fmt is OutputFormat.csv:
+        import csv
+
+        buf = io.StringIO()
+        w = csv.writer(buf)
+        w.writerow(V.ROW_COLUMNS)
+        for r in rows:
+            w.writerow([V._cell(r.get(c)) for c in V.ROW_COLUMNS])
+        typer.echo(buf.getvalue(), nl=False)
+    else:
+        typer.echo(json.dumps(V._jsonable({**summary, "rows": list(rows)}), indent=1))
+
+
 def validate_command(
     directory: Optional[Path] = typer.Argument(
-        None, help="Folder of launch records (searched recursively). Default: the bundled workloads/records/<arch>."),
+        None, help="Folder of launch records (searched recursively), or a bundled group by name (h200, h200_heldout, "
+                   "microbench). Default: the bundled workloads/records/h200."),
     arch: str = typer.Option("h200", "--arch", help="Bundled architecture name or YAML path."),
     set_: list[str] = typer.Option([], "--set", help=_SET_HELP),
     out: Optional[Path] = typer.Option(None, "--out", help="Output folder (default ./validation-<arch>)."),
-    mode: str = typer.Option("timing", "--mode", help="timing | sampled"),
+    mode: Mode = typer.Option(Mode.timing, "--mode", help="timing (every SM in detail) or sampled."),
     jobs: int = typer.Option(1, "--jobs", "-j", help="Simulate records in N processes (output order is fixed)."),
     filter_: Optional[str] = typer.Option(None, "--filter", help="Glob on record name or relative path, e.g. 'gemm*'."),
     spec_clock: bool = typer.Option(False, "--spec-clock", help="Simulate at the YAML's clocks.sm_mhz instead of "
                                     "each launch's measured sm_clock_hz (the default: hardware clocks were unlocked)."),
     against: Optional[Path] = typer.Option(None, "--against", help="An earlier run's --out folder: also print "
                                            "simulated cycles against its simulated cycles (e.g. sampled vs detailed)."),
+    fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table (rich tables), csv or "
+                                     "json (only the data on stdout; messages on stderr)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar on stderr."),
 ) -> None:
     """Simulate every launch record of a folder and compare with measured.json (MAPE, bias, r, scatter plot)."""
     from warpgraph.core.errors import UserError
 
     try:
-        code = run_validate(directory, arch, set_, out, mode, jobs, filter_, measured_clock=not spec_clock,
-                            against=against)
+        code = run_validate(directory, arch, set_, out, mode.value, jobs, filter_, measured_clock=not spec_clock,
+                            against=against, fmt=fmt, quiet=quiet)
     except UserError as e:
         from warpgraph.cli.main import print_error
 

@@ -4,7 +4,14 @@
 storage), or a storage (journal file path or RDB URL) plus ``study_name``.
 Columns: ``number, state, <one per design-space parameter (dotted name)>, <one per objective metric>,
 feasible, sram_bytes, area_units, <key simulator metrics>, duration_s, error``; ``df.attrs`` holds
-``params``, ``objectives``, ``directions``, ``study_name``.
+``params``, ``objectives``, ``directions``, ``study_name``. Integer parameters stay integers (nullable ``Int64``
+when some trials lack them).
+
+Plots (``report``) use ``optuna.visualization.matplotlib``: Pareto front (two or more objectives), slice (each
+objective against each parameter, no fitted lines), contour (two or more parameters) and parameter
+importances; axis labels carry the metric's unit, titles the workloads and the base architecture. Importance
+is undefined when an objective is constant or no parameter varies: ``report`` then warns
+(:class:`ImportanceUndefined`) instead of drawing made-up equal shares.
 """
 from __future__ import annotations
 
@@ -14,6 +21,10 @@ from typing import Any
 import optuna
 import pandas as pd
 from optuna.trial import TrialState
+
+class ImportanceUndefined(UserWarning):
+    """Parameter importance cannot be computed (constant objective, a single trial, or no parameter varies)."""
+
 
 KEY_METRICS = ("cycles", "warp_instructions", "dram_read_bytes", "dram_write_bytes", "l2_bytes",
                "achieved_occupancy_pct", "tensor_utilization_pct", "sram_bytes", "area_units", "wall_seconds")
@@ -79,8 +90,48 @@ def results(x, *, storage: str | None = None, study_name: str | None = None,
     cols = ["number", "state", *params, *[o for o in objectives if o not in params], "feasible",
             *[k for k in KEY_METRICS if k not in objectives], "duration_s", "error"]
     df = pd.DataFrame(rows, columns=cols)
+    space = ua.get("wg_space") or {}
+    for p in params:
+        if _int_dimension(space.get(p)) or _all_ints(df[p]):
+            vals = df[p].dropna()
+            if len(vals) and all(float(v).is_integer() for v in vals):
+                df[p] = df[p].astype("Int64" if df[p].isna().any() else "int64")
     df.attrs.update(params=params, objectives=objectives, directions=directions, study_name=study.study_name)
     return df
+
+
+def _int_dimension(d) -> bool:
+    if not isinstance(d, dict):
+        return False
+    if "int" in d:
+        return True
+    ch = d.get("choices")
+    return bool(ch) and all(isinstance(v, int) and not isinstance(v, bool) for v in ch)
+
+
+def _all_ints(col) -> bool:
+    vals = [v for v in col if v is not None and not (isinstance(v, float) and v != v)]
+    return bool(vals) and all(isinstance(v, int) and not isinstance(v, bool) for v in vals)
+
+
+def best_trials(study_or_x) -> list[dict]:
+    """The best trial (one objective) or the Pareto set (several; feasible trials only when the study has
+    constraints), each ``{"number", "params", "values", "objectives"}``, sorted by the first objective."""
+    study = _open(study_or_x)
+    names = list(study.user_attrs.get("wg_objectives") or [f"value_{i}" for i in range(len(study.directions))])
+    done = [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE and t.values]
+    if not done:
+        return []
+    if len(study.directions) == 1:
+        feas = [t for t in done if all(c <= 0 for c in t.user_attrs.get("wg_constraints", [0.0]))] or []
+        if not feas:
+            return []
+        sign = -1.0 if study.directions[0] == optuna.study.StudyDirection.MAXIMIZE else 1.0
+        best = [min(feas, key=lambda t: (sign * t.values[0], t.number))]
+    else:
+        best = sorted(study.best_trials, key=lambda t: (t.values[0], t.number))
+    return [{"number": t.number, "params": dict(t.params or t.user_attrs.get("wg_params") or {}),
+             "values": list(t.values), "objectives": names} for t in best]
 
 
 def export(df: pd.DataFrame, path: str | Path) -> Path:
@@ -161,9 +212,7 @@ def plot_metric_vs_params(df: pd.DataFrame, path: str | Path, metric: str | None
     for ax, p in zip(axes[0], params):
         x = done[p]
         if x.map(lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)).all():
-            ax.scatter(x.astype(float), done[metric].astype(float), s=16)
-            g = done.groupby(p)[metric].mean()
-            ax.plot(g.index.astype(float), g.values, "-", c="tab:red", alpha=0.7)
+            ax.scatter(x.astype(float), done[metric].astype(float), s=16)   # samples only: no fitted trend
         else:
             labels = [str(v) for v in x]
             cats = sorted(set(labels))
@@ -217,9 +266,122 @@ def _save(fig, path) -> Path:
     return p
 
 
+def _labels(study) -> tuple[list[str], list[str], str]:
+    """(objective names, axis labels with units, title suffix "workloads on base")."""
+    import warpgraph
+
+    ua = study.user_attrs
+    names = list(ua.get("wg_objectives") or [f"value_{i}" for i in range(len(study.directions))])
+    labels = []
+    for n in names:
+        u = warpgraph.metric_unit(n)
+        labels.append(f"{n} [{u}]" if u else n)
+    wl = ua.get("wg_workloads") or []
+    base = ua.get("wg_base")
+    ctx = ", ".join(wl[:3]) + (f" +{len(wl) - 3}" if len(wl) > 3 else "")
+    ctx = (f"{ctx} on {base}" if ctx and base else ctx or (f"on {base}" if base else ""))
+    return names, labels, ctx
+
+
+def _title(ax, text: str) -> None:
+    """One axes: its title; a grid of axes (slice, contour): the figure's title."""
+    if hasattr(ax, "set_title"):
+        ax.set_title(text, fontsize=10)
+    else:
+        _fig_of(ax).suptitle(text, fontsize=10)
+
+
+def _fig_of(ax):
+    import numpy as np
+
+    a = np.ravel(ax)[0] if not hasattr(ax, "figure") else ax
+    return a.figure
+
+
+def _has_scipy() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("scipy") is not None
+
+
+def importance_undefined(study_or_x, objective: int = 0) -> str | None:
+    """Why parameter importance is undefined for ``objective`` (constant objective, fewer than two complete
+    trials, no parameter with two values), or None when it can be computed."""
+    study = _open(study_or_x)
+    done = [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE and t.values]
+    names, _, _ = _labels(study)
+    name = names[objective] if objective < len(names) else f"objective {objective}"
+    if len(done) < 2:
+        return f"{name}: {len(done)} complete trial(s)"
+    vals = {t.values[objective] for t in done}
+    if len(vals) == 1:
+        return f"{name} is constant ({next(iter(vals)):g}) over {len(done)} trials"
+    varying = [p for p in (done[0].params or {}) if len({repr(t.params.get(p)) for t in done}) > 1]
+    if not varying:
+        return f"no parameter takes two values in the {len(done)} complete trials"
+    return None
+
+
+def plot_optuna(study_or_x, out_dir: str | Path, *, objective: int | None = None) -> dict[str, Path]:
+    """optuna.visualization.matplotlib plots of a study into ``out_dir``: ``pareto`` (two or more objectives),
+    ``vs_params_<objective>`` (slice), ``contour_<objective>`` (two or more parameters), ``importance``
+    (first objective; skipped with an :class:`ImportanceUndefined` warning when undefined). Labels carry
+    units; titles the workloads and the base architecture."""
+    import warnings
+
+    import optuna.visualization.matplotlib as ovm
+
+    plt = _plt()
+    study = _open(study_or_x)
+    out = Path(out_dir)
+    names, labels, ctx = _labels(study)
+    files: dict[str, Path] = {}
+    done = [t for t in study.get_trials(deepcopy=False) if t.state == TrialState.COMPLETE and t.values]
+    if not done:
+        return files
+    params = sorted({p for t in done for p in (t.params or {})})
+    suffix = f" — {ctx}" if ctx else ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        if len(names) >= 2:
+            cf = {}
+            if not hasattr(optuna.Trial, "set_constraint") and any("wg_constraints" in t.user_attrs for t in done):
+                cf = {"constraints_func": lambda t: t.user_attrs.get("wg_constraints", [0.0])}  # Optuna < 4
+            ax = ovm.plot_pareto_front(study, target_names=labels, **cf)
+            _title(ax, f"Pareto front{suffix}")
+            files["pareto"] = _save(_fig_of(ax), out / "pareto.png")
+        for i, n in enumerate(names):
+            if objective is not None and i != objective:
+                continue
+            kw = dict(target=(lambda t, i=i: t.values[i]), target_name=labels[i])
+            if params:
+                ax = ovm.plot_slice(study, **kw)
+                _title(ax, f"{n} against each parameter{suffix}")
+                files[f"vs_params_{n}"] = _save(_fig_of(ax), out / f"{n}_vs_params.png")
+            if len(params) >= 2 and _has_scipy():     # Optuna's matplotlib contour interpolates with scipy
+                ax = ovm.plot_contour(study, params=params[:4], **kw)
+                _title(ax, f"{n}: contour{suffix}")
+                files[f"contour_{n}"] = _save(_fig_of(ax), out / f"{n}_contour.png")
+        why = importance_undefined(study, 0)
+        if why:
+            warnings.warn(f"parameter importance undefined ({why}): importance plot not written",
+                          ImportanceUndefined, stacklevel=2)
+        else:
+            imp = param_importances(study, 0)
+            fig, ax = plt.subplots(figsize=(6, 0.9 + 0.45 * max(1, len(imp))))
+            ks = list(imp)[::-1]
+            ax.barh(ks, [imp[k] for k in ks], color="tab:green")
+            ax.set_xlabel(f"importance for {labels[0]} (share of variance)")
+            ax.set_xlim(0, 1)
+            ax.set_title(f"parameter importance{suffix}", fontsize=9)
+            fig.tight_layout()
+            files["importance"] = _save(fig, out / "importance.png")
+    return files
+
+
 def report(x, out_dir: str | Path | None = None, *, storage: str | None = None) -> dict[str, Path]:
-    """Write results.csv/.parquet and the plots (Pareto front for ≥ 2 objectives, importance, metric vs
-    parameter) into ``out_dir`` (default: the study's output folder / report). Returns the files."""
+    """Write results.csv/.parquet and the plots (:func:`plot_optuna`: Pareto front, slice, contour,
+    importance) into ``out_dir`` (default: the study's output folder / report). Returns the files."""
     from .spec import StudySpec, load_study
 
     spec = None
@@ -237,17 +399,5 @@ def report(x, out_dir: str | Path | None = None, *, storage: str | None = None) 
         files["parquet"] = export(df, out / "results.parquet")
     except ImportError:
         pass
-    done = df[df["state"] == "complete"]
-    if len(done) == 0:
-        return files
-    objs = df.attrs["objectives"]
-    if len(objs) >= 2:
-        files["pareto"] = plot_pareto(df, out / "pareto.png")
-    for i, o in enumerate(objs):
-        files[f"vs_params_{o}"] = plot_metric_vs_params(df, out / f"{o}_vs_params.png", o)
-    if len(done) >= 2 and df.attrs["params"]:
-        try:
-            files["importance"] = plot_importance(study, out / "importance.png")
-        except Exception:  # too few distinct values for fANOVA
-            pass
+    files.update(plot_optuna(study, out))
     return files

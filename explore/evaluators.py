@@ -5,7 +5,13 @@
 * ``python:package.module:function``: a user function ``f(arch, workloads) -> dict`` (``arch`` = the
   ArchSpec with the trial's overrides applied, ``workloads`` = list of :class:`spec.Workload`). If the
   function accepts keyword arguments ``overrides``, ``mode``, ``seed`` or ``params`` they are passed too.
-  Return a flat metrics dict, optionally with ``workloads: {name: metrics}``.
+  Return a flat metrics dict, optionally with ``workloads: {name: metrics}``. A ``metric_names`` attribute on
+  the function (a list) lets ``warpgraph explore --check`` reject unknown objective names before any trial.
+
+Objectives of the ``warpgraph`` evaluator: any numeric key of ``RunResult.metrics`` (dotted into nested
+groups: ``stall_ratios_per_issue.long_scoreboard``), the cost proxies ``sram_bytes`` / ``area_units``, and any
+component statistic ``stat:COMPONENT:STAT`` of ``RunResult.stats`` (``stat:tma:admission_stall_cycles``,
+``stat:sm*:active_cycles`` sums over SMs); ``warpgraph.known_metric`` checks a name.
 """
 from __future__ import annotations
 
@@ -22,18 +28,23 @@ from .spec import StudySpec, Workload, _spec_error, import_object, resolve_base
 
 @lru_cache(maxsize=64)
 def _record(path: str, scale: float | None):
+    """The workload's launch record; ``scale`` (0 < scale <= 1) shrinks every size by that factor
+    (``warpgraph.scale_record``; only records of the calibration kernel families can be scaled)."""
     rec = warpgraph.load_record(path)
     if scale is not None and scale != 1:
-        scaler = getattr(warpgraph, "scale_record", None)
-        if scaler is None:
-            raise _spec_error(f"workload {path}: `scale:` needs warpgraph.scale_record in the public API",
-                              hint="drop `scale:` or use a smaller record")
-        rec = scaler(rec, scale)
+        rec = warpgraph.scale_record(rec, factor=1.0 / scale)
     return rec
+
+
+def stat_metric_names(spec: StudySpec) -> list[str]:
+    """The ``stat:COMPONENT:STAT`` names the study's objectives and constraints use."""
+    names = [o.metric for o in spec.objectives] + [c.metric for c in spec.constraints]
+    return [n for n in dict.fromkeys(names) if n.startswith("stat:")]
 
 
 def warpgraph_evaluator(spec: StudySpec) -> Callable[..., dict]:
     base = resolve_base(spec)
+    wanted = stat_metric_names(spec)
 
     def evaluate(arch, workloads: list[Workload], *, overrides: dict, mode: str, seed: int, **_):
         per: dict[str, dict] = {}
@@ -41,12 +52,20 @@ def warpgraph_evaluator(spec: StudySpec) -> Callable[..., dict]:
         for w in workloads:
             res = warpgraph.simulate(_record(w.path, w.scale), arch=base, mode=mode, overrides=dict(overrides),
                                      seed=seed)
-            per[w.name] = jsonable(dict(res.metrics))
+            m = jsonable(dict(res.metrics))
+            for name in wanted:          # component statistics as metrics (RunResult.stats rows)
+                _, comp, stat = name.split(":", 2)
+                v = warpgraph.stat_value(res.stats, comp, stat) if res.stats is not None else None
+                if v is not None:
+                    m[name] = v
+            per[w.name] = m
         out = aggregate(per)
         out.setdefault("wall_seconds", time.perf_counter() - t0)
         out["workloads"] = per
         return out
 
+    evaluate.metric_check = warpgraph.known_metric      # spec.check_metrics: names are known before any trial
+    evaluate.metric_options = warpgraph.metric_names()
     return evaluate
 
 
@@ -70,4 +89,9 @@ def make_evaluator(spec: StudySpec) -> Callable[..., dict]:
                               spec.loc("evaluator"))
         return jsonable(out)
 
+    declared = getattr(fn, "metric_names", None)   # optional: the metric names the function returns
+    if declared is not None:
+        known = set(declared)
+        evaluate.metric_check = lambda name: name in known or name.split(".", 1)[0] in known
+        evaluate.metric_options = sorted(known)
     return evaluate

@@ -409,7 +409,8 @@ def resolve_workloads(spec: StudySpec) -> list["Workload"]:
     root = spec.file.parent if spec.file else Path.cwd()
     for i, w in enumerate(spec.workloads):
         ws = WorkloadSpec(record=w) if isinstance(w, str) else w
-        cand = [root / ws.record, bundled_records_dir() / ws.record, Path(ws.record)]
+        cand = [root / ws.record, bundled_records_dir() / ws.record, Path(ws.record),
+                bundled_records_dir().parent / ws.record]          # microbench/<name>
         path = next((c for c in cand if (c / "launch.json").is_file() or (c.is_file() and c.suffix == ".json")),
                     None)
         if path is None:
@@ -470,3 +471,68 @@ def validate_paths(spec: StudySpec):
                                   spec.loc("space", k), e.hint or "a dotted path the architecture loader accepts")
                 
     return arch
+
+
+def _close(name: str, options) -> str:
+    import difflib
+
+    near = difflib.get_close_matches(name, list(options), n=3, cutoff=0.6)
+    return f"did you mean {', '.join(near)}?" if near else ""
+
+
+def check_metrics(spec: StudySpec, metric_check=None, options=()) -> list[str]:
+    """Every objective and constraint names a metric the evaluator produces and, with ``workload:``, a workload
+    of the study; raises :class:`StudyError` at the YAML line otherwise. ``metric_check(name) -> bool`` is the
+    evaluator's (``make_evaluator(spec).metric_check``); without one (a python evaluator that declares no
+    ``metric_names``) only workload names are checked. Returns notes on what could not be checked."""
+    names = {w.name for w in resolve_workloads(spec)}
+    notes = []
+    items = [("objectives", i, o) for i, o in enumerate(spec.objectives)]
+    items += [("constraints", i, c) for i, c in enumerate(spec.constraints)]
+    for section, i, o in items:
+        if o.workload is not None and o.workload not in names:
+            raise _spec_error(f"{section[:-1]} workload {o.workload!r} is not a workload of the study",
+                              spec.loc(section, i, "workload"), "one of: " + ", ".join(sorted(names)))
+        if o.metric in COST_METRICS:
+            continue
+        if metric_check is None:
+            continue
+        if not metric_check(o.metric):
+            near = _close(o.metric, [*options, *COST_METRICS])
+            hint = (near + " " if near else "") + (
+                "a metric of RunResult.metrics (e.g. cycles, dram_read_bytes, stall_ratios_per_issue.wait), "
+                "sram_bytes / area_units, or a component statistic stat:COMPONENT:STAT "
+                "(e.g. stat:tma:admission_stall_cycles, stat:sm*:active_cycles)"
+                if spec.evaluator == "warpgraph" else "one of: " + ", ".join([*options, *COST_METRICS]))
+            raise _spec_error(f"unknown metric {o.metric!r}", spec.loc(section, i, "metric"), hint)
+    if metric_check is None:
+        notes.append(f"metric names not checked: evaluator {spec.evaluator} declares no metric_names")
+    return notes
+
+
+def check_workloads(spec: StudySpec) -> list["Workload"]:
+    """Resolve every workload and, for the ``warpgraph`` evaluator, load its launch record (and scale it when
+    the study says ``scale:``), so a bad record fails before any trial."""
+    out = resolve_workloads(spec)
+    if spec.evaluator != "warpgraph":
+        return out
+    from .evaluators import _record
+
+    for i, w in enumerate(out):
+        try:
+            _record(w.path, w.scale)
+        except warpgraph.UserError as e:
+            raise _spec_error(f"workload {w.name!r}: {e.message}", spec.loc("workloads", i), e.hint) from None
+    return out
+
+
+def check_study(spec: StudySpec) -> list[str]:
+    """Everything ``warpgraph explore --check`` validates without simulating: architecture paths and values of
+    the space, workloads (records load; ``scale:`` applies), objective and constraint metric names. Returns
+    notes on what could not be checked."""
+    from .evaluators import make_evaluator
+
+    validate_paths(spec)
+    check_workloads(spec)
+    ev = make_evaluator(spec)
+    return check_metrics(spec, getattr(ev, "metric_check", None), getattr(ev, "metric_options", ()))

@@ -33,8 +33,8 @@ import warpgraph
 
 from .evaluators import make_evaluator
 from .metrics import cost_metrics, lookup
-from .spec import (FloatRange, IntRange, StudySpec, _spec_error, arch_loader, load_study, resolve_base,
-                   resolve_workloads, validate_paths)
+from .spec import (FloatRange, IntRange, StudySpec, _spec_error, arch_loader, check_study, load_study,
+                   resolve_base, resolve_workloads)
 
 HEARTBEAT_INTERVAL_S = int(os.environ.get("WARPGRAPH_EXPLORE_HEARTBEAT_S", "10"))
 GRACE_PERIOD_S = int(os.environ.get("WARPGRAPH_EXPLORE_GRACE_S", "30"))
@@ -189,25 +189,73 @@ def reap_stale(study: optuna.Study) -> int:
 
 
 # ------------------------------------------------------------------------------------------ setup
+def _space_of(spec: StudySpec) -> dict:
+    """The search space as plain data (choices, or range bounds with step / log / points)."""
+    return {k: ({"choices": list(d)} if isinstance(d, list) else d.model_dump(by_alias=True, exclude_none=True))
+            for k, d in spec.space.items()}
+
+
+def _jsonish(x):
+    import json
+
+    return json.loads(json.dumps(x))
+
+
 def _snapshot(spec: StudySpec) -> dict:
-    return {"params": list(spec.space), "objectives": [o.metric for o in spec.objectives],
+    return {"params": list(spec.space), "space": _jsonish(_space_of(spec)),
+            "objectives": [o.metric for o in spec.objectives],
             "directions": spec.directions, "sampler": spec.sampler_type, "seed": spec.seed,
-            "study_file": str(spec.file) if spec.file else None}
+            "study_file": str(spec.file) if spec.file else None, "base": spec.base,
+            "workloads": [w if isinstance(w, str) else (w.name or w.record) for w in spec.workloads]}
+
+
+def _changes(study: optuna.Study, spec: StudySpec) -> list[str]:
+    """What differs between the stored study and ``spec`` in ways that would mix incomparable trials: the
+    parameters, their ranges / choices, the objectives. Empty for a new study."""
+    ua = study.user_attrs
+    if "wg_params" not in ua:
+        return []
+    out = []
+    snap = _snapshot(spec)
+    if list(ua.get("wg_params") or []) != snap["params"]:
+        out.append(f"parameters {ua.get('wg_params')} -> {snap['params']}")
+    elif "wg_space" in ua and ua["wg_space"] != snap["space"]:
+        for k in snap["params"]:
+            if ua["wg_space"].get(k) != snap["space"].get(k):
+                out.append(f"{k}: {ua['wg_space'].get(k)} -> {snap['space'].get(k)}")
+    if list(ua.get("wg_objectives") or []) != snap["objectives"]:
+        out.append(f"objectives {ua.get('wg_objectives')} -> {snap['objectives']}")
+    return out
 
 
 def prepare(spec: StudySpec, storage: str | None = None, *, trials: int | None = None,
-            validate: bool = True) -> optuna.Study:
+            validate: bool = True, new_study: bool = False) -> optuna.Study:
     """Coordinator step: validate the study, create (or load) it in the storage, record its budget, reap
-    stale trials and enqueue grid points. Safe to call again to resume."""
+    stale trials and enqueue grid points. Safe to call again to resume. A stored study whose search space or
+    objectives differ from ``spec`` is refused (its trials would mix with the new ones) unless ``new_study``,
+    which deletes the stored study of that name and starts again."""
     if validate:
-        validate_paths(spec)
-        resolve_workloads(spec)
+        check_study(spec)
     st = open_storage(storage_of(spec, storage))
+    if new_study:
+        try:
+            optuna.delete_study(study_name=spec.name, storage=st)
+        except KeyError:
+            pass
     study = optuna.create_study(study_name=spec.name, storage=st, directions=spec.directions,
                                 sampler=make_sampler(spec), load_if_exists=True)
     if [d.name.lower() for d in study.directions] != spec.directions:
         raise _spec_error(f"study {spec.name!r} already exists in the storage with other objectives",
-                          spec.loc("objectives"), "a new `name:` or another storage")
+                          spec.loc("objectives"), "--new-study (discards the stored trials), a new `name:` or "
+                          "another storage")
+    changed = _changes(study, spec)
+    if changed:
+        raise _spec_error(f"study {spec.name!r} already exists in {storage_of(spec, storage)} with another search "
+                          f"space: " + "; ".join(changed), spec.loc("space"),
+                          "--new-study (discards the stored trials), a new `name:` or another --storage")
+    with warnings.catch_warnings():   # experimental in Optuna: the dashboard's objective names
+        warnings.simplefilter("ignore")
+        study.set_metric_names([o.metric for o in spec.objectives])
     budget = trials or spec.budget()
     if spec.sampler_type == "grid":
         budget = min(budget, len(spec.grid_points()))
@@ -379,14 +427,14 @@ def budget_of(study: optuna.Study, spec: StudySpec, trials: int | None) -> int:
 
 def run_study(spec: StudySpec | str | Path, storage: str | None = None, *, workers: int = 1,
               trials: int | None = None, progress: bool = False, timeout_s: float | None = None,
-              worker_timeout_s: float | None = None) -> optuna.Study:
+              worker_timeout_s: float | None = None, new_study: bool = False) -> optuna.Study:
     """Coordinator: prepare (create/resume), then run ``workers`` local worker processes (1 = in this
-    process). Returns the study."""
+    process). Returns the study. ``new_study``: discard a stored study of the same name first."""
     if not isinstance(spec, StudySpec):
         spec = load_study(spec)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     url = storage_of(spec, storage)
-    study = prepare(spec, url, trials=trials)
+    study = prepare(spec, url, trials=trials, new_study=new_study)
     budget = budget_of(study, spec, trials)
     bar = _Progress(budget, spec.name) if progress else None
     try:
@@ -457,8 +505,11 @@ class _Progress:
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                    TimeRemainingColumn)
 
+        from rich.console import Console
+
         self.p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn())
+                          TextColumn("{task.fields[info]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+                          console=Console(stderr=True))
         self.task = self.p.add_task(name, total=total, info="")
         self.p.start()
 

@@ -112,18 +112,21 @@ def _reads_clock(program) -> bool:
 def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", overrides=None, max_cycles: int | None = None,
              want_outputs: bool = False, check: bool = False, seed: int = 0, trace_path=None, sample=None,
              max_steps: int | None = None, bundle: bool | None = None, trace_window=None, trace_sms=None,
-             record_events: bool = False, trace_max_events: int = 2_000_000) -> RunResult:
+             record_events: bool = False, trace_max_events: int = 2_000_000, on_phase=None) -> RunResult:
     """Simulate one launch record on an architecture (Contract 5).
 
     Tracing (timing / sampled modes): ``trace_path`` writes a Chrome/Perfetto trace-event JSON (``.json`` or
     ``.json.gz``; open it in https://ui.perfetto.dev) of SMs ``trace_sms`` (default: the first 4 SMs that run
     CTAs) over ``trace_window=(t0, t1)`` cycles (default: the whole run). ``record_events=True`` (implied by
     ``trace_path``) keeps the recorded events on the result (``RunResult.events``, ``RunResult.utilization()``).
-    Tracing never changes the simulated cycles."""
+    Tracing never changes the simulated cycles. ``on_phase(name)``, when given, is called as each phase starts
+    ("loading", "functional pass", "timing pass", "writing trace"; the CLI's progress display)."""
     from warpgraph.topologies import load_arch
     from warpgraph.workloads.record import LaunchRecord, load_record
 
     t0 = time.perf_counter()
+    phase = on_phase or (lambda name: None)
+    phase("loading")
     if mode not in ("timing", "functional", "sampled"):
         raise UserError(f"unknown mode {mode!r}", hint="timing, functional or sampled")
     if record_or_path is None:
@@ -137,6 +140,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     chk = None
 
     if mode == "functional":
+        phase("functional pass")
         fres = _run_functional(record, program, want_trace=False, compute_values=True, max_steps=max_steps)
         outputs = fres.outputs
         if check:
@@ -157,6 +161,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         if smp.fallback:
             smp_info = smp.fallback_info()
             smp = None
+    phase("functional pass")
     t_f = time.perf_counter()
     l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
     l1cap = _l1_bytes_per_cta(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"))
@@ -167,6 +172,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     if bundle is None:
         bundle = knobs.get("bundle", True)
     rec = _make_recorder(trace_path, trace_window, trace_sms, record_events, trace_max_events)
+    phase("timing pass")
     out = run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
                      policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
                      shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
@@ -222,6 +228,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         if trace_path is not None:
             from warpgraph.analysis.perfetto import write_chrome_trace
 
+            phase("writing trace")
             from warpgraph.runner.standin_units import sget
 
             m["trace"] = write_chrome_trace(events, trace_path, clock_mhz=float(sget(spec, "clocks.sm_mhz", 1755.0)))

@@ -1,7 +1,7 @@
 """Build ``studies/fa_timelines.ipynb`` reproducibly (no outputs stored): ``python studies/_make_timeline_notebook.py``.
 
-The notebook uses the public API only (``warpgraph.simulate``, ``warpgraph.load_record``, ``warpgraph.analysis``;
-``warpgraph.workloads.scale.small_variant`` for the CI sizes). Executed by ``tests/test_trace_notebook.py`` with
+The notebook uses the public API only (``warpgraph.simulate``, ``warpgraph.load_record``, ``warpgraph.scale_record``
+for the CI sizes; ``warpgraph.analysis.validate_chrome_trace`` to check the traces it writes). Executed by ``tests/test_trace_notebook.py`` with
 ``WARPGRAPH_CI=1``.
 """
 from pathlib import Path
@@ -27,7 +27,7 @@ The same Triton FlashAttention source compiled for sm_80 (`attn80_B4_H16_S1024_D
 3. compare the **stall breakdowns** side by side,
 4. put the simulated cycles against the **roofline bound**.
 
-`WARPGRAPH_CI=1` runs the `small_variant` sizes (B1 H2 S256) so the notebook executes in well under a minute;
+`WARPGRAPH_CI=1` runs small sizes (B1 H2 S256, `warpgraph.scale_record`) so the notebook executes in well under a minute;
 unset, it runs the full calibration launches (minutes)."""),
     code("""%matplotlib inline
 import os, tempfile
@@ -38,20 +38,18 @@ import pandas as pd
 from IPython.display import display
 
 import warpgraph
-from warpgraph import load_record, simulate
+from warpgraph import load_record, scale_record, simulate
 from warpgraph.analysis import validate_chrome_trace
-from warpgraph.workloads.scale import small_variant
 
 CI = os.environ.get("WARPGRAPH_CI", "") not in ("", "0")
-RECORDS = Path(warpgraph.__file__).resolve().parent / "workloads" / "records" / "h200"
 OUT = Path(os.environ.get("WARPGRAPH_TRACE_DIR", Path(tempfile.gettempdir()) / "warpgraph_fa_timelines"))
 OUT.mkdir(parents=True, exist_ok=True)
-KERNELS = {"FA-2 style (sm_80, mma.sync)": "attn80_B4_H16_S1024_D64_causal0",
-           "FA-3 style (sm_90a, wgmma)": "attn_B4_H16_S1024_D64_causal0"}
+KERNELS = {"FA-2 style (sm_80, mma.sync)": "h200/attn80_B4_H16_S1024_D64_causal0",
+           "FA-3 style (sm_90a, wgmma)": "h200/attn_B4_H16_S1024_D64_causal0"}
 records = {}
 for label, name in KERNELS.items():
-    r = load_record(RECORDS / name)
-    records[label] = small_variant(r) if CI else r
+    r = load_record(name)      # a bundled record by its short name
+    records[label] = scale_record(r, B=1, H=2, S=256) if CI else r
 print("CI sizes:" if CI else "full sizes:", {k: r.name for k, r in records.items()})"""),
     md("""## 1. Simulate with tracing on and write the Perfetto traces
 

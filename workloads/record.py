@@ -655,10 +655,15 @@ def load_record(path: str | Path) -> LaunchRecord:
     Checks the schema and the record's own consistency; ``record.validate_against(record.program())``
     additionally checks the params against the PTX."""
     p = Path(path)
+    if not p.exists():  # a bundled record's short name, e.g. h200/gemm_tma_M2048_N2048_K2048
+        from warpgraph.workloads.bundled import bundled_record_path
+
+        p = bundled_record_path(p) or p
     f = p / RECORD_FILE if p.is_dir() else p
     if not f.is_file():
         raise RecordError(f"no launch record at {p}", location=str(p),
-                          hint=f"a folder holding {RECORD_FILE} + the PTX, or the path of a launch .json file")
+                          hint=f"a folder holding {RECORD_FILE} + the PTX, the path of a launch .json file, or a "
+                               f"bundled record's short name (`warpgraph records list`)")
     try:
         data = json.loads(f.read_text())
     except json.JSONDecodeError as e:
