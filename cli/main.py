@@ -67,8 +67,19 @@ def print_error(exc: BaseException) -> None:
     Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold red]error:[/bold red] {escape(text)}")
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Python warnings (an estimated register count, a capture without compiler facts) as one located line."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    Console(stderr=True, highlight=False, soft_wrap=True).print(f"[bold yellow]warning:[/bold yellow] {escape(str(message))}")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point (``warpgraph = warpgraph.cli.main:main``)."""
+    import warnings
+
+    warnings.showwarning = _show_warning
     # standalone mode: click/typer handle usage errors (exit 2 with usage text) and call sys.exit themselves;
     # our UserErrors propagate out of it and are printed here without a traceback.
     try:

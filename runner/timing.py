@@ -188,9 +188,9 @@ def _warn_estimate(name: str, est: int, why: str) -> None:
     if (name, why) in _WARNED:
         return
     _WARNED.add((name, why))
-    warnings.warn(f"{name}: registers per thread estimated as {est} from the PTX ({why}); occupancy may be "
-                  f"wrong. Install the 'triton' extra or a CUDA toolkit's ptxas, or record them with "
-                  f"`warpgraph compile RECORD --write`.", stacklevel=3)
+    warnings.warn(f"{name}: {why}; registers per thread estimated as {est} from the PTX declarations (occupancy "
+                  f"may be wrong). Install the 'triton' extra or a CUDA toolkit's ptxas (or set $WARPGRAPH_PTXAS), "
+                  f"or record them with `warpgraph compile RECORD --write`.", stacklevel=3)
 
 
 def _estimate_registers(program) -> int:

@@ -190,8 +190,7 @@ def ptxas_facts(ptx_text: str, entry: str, isa: str, *, prefer: str = "triton") 
     """Run (or recall) ptxas on ``ptx_text`` for ``isa``: ``(facts of entry, "")`` or ``(None, why not)``."""
     found = find_ptxas(isa, prefer)
     if found is None:
-        return None, "no ptxas found (install the 'triton' extra, put a CUDA toolkit's ptxas on PATH, or set " \
-                     "$WARPGRAPH_PTXAS)"
+        return None, "no ptxas found"
     path, tool = found
     entries, err = _run_ptxas(ptx_text, isa, path, tool)
     m = _TARGET.search(ptx_text)
