@@ -39,6 +39,7 @@ from math import ceil
 
 from warpgraph.components import stalls as S
 from warpgraph.core.errors import SimulationError
+from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
 
 __all__ = ["StaticTables", "CoreConfig", "SMCore", "Group", "INF", "OPS", "PIPES", "PIPE_THROTTLE"]
@@ -159,6 +160,7 @@ def _split_groups(stream_of, cta: int, wpc: int):
     return out
 
 
+@register_component(role="sm", kind="default")
 class SMCore:
     """Replays warp bundles through sub-partitions and timing units. See module docstring.
 
