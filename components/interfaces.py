@@ -163,8 +163,75 @@ ROLE_SECTIONS: dict[str, str] = {
     "xbar": "fabric", "l2_slice": "l2", "hbm_channel": "hbm", "dsm": "fabric", "gx_plane": "fabric",
 }
 
-#: role -> statistics its model emits: name -> (unit, description)
-ROLE_STATS: dict[str, dict[str, tuple[str, str]]] = {}
+#: role -> statistics its model emits in ``RunResult.stats`` (group name pattern, stat -> unit, description);
+#: ``{i}`` stands for an index (SM, slice, channel, plane)
+ROLE_STATS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
+    "sm": {"sm{i}": {"active_cycles": ("cycles", "cycles the SM had a resident CTA"),
+                     "end_cycle": ("cycle", "cycle its last CTA retired"),
+                     "warp_instructions": ("instructions", "SASS warp-instructions issued"),
+                     "warp_resident_cycles": ("warp-cycles", "sum over cycles of resident warps")},
+           "sm{i}.stalls": {"<reason>": ("warp-cycles", "cycles a warp of this SM was held for the reason "
+                                         "(components/stalls.py; Nsight smsp__pcsamp reasons)")},
+           "gpu.stalls": {"<reason>": ("warp-cycles", "the SMs' stall counts summed")}},
+    "l1": {"l1": {"requests": ("requests", "global ld/st/atom/cp.async requests sent on to L2"),
+                  "hit_lines": ("lines", "128-B lines of ld.global served by L1 (the trace's per-CTA L1 model)"),
+                  "miss_sectors": ("sectors", "32-B sectors requested from L2 (L1 misses, stores, cp.async)"),
+                  "mshr_stall_cycles": ("cycles", "request cycles spent waiting for a free miss-status register")}},
+    "xbar": {"xbar": {"request_bytes": ("bytes", "bytes from the SMs to the L2 slices (ld/st/atom, TMA)"),
+                      "response_bytes": ("bytes", "ld/atom/cp.async data through the SMs' response ports")}},
+    "l2_slice": {"l2": {"read_hit_sectors": ("sectors", "read sectors served by L2"),
+                        "read_miss_sectors": ("sectors", "read sectors that missed to HBM"),
+                        "read_bytes": ("bytes", "bytes read at the slices (lts__t reads)"),
+                        "write_bytes": ("bytes", "bytes written at the slices")},
+                 "l2.s{i}": {"read_bytes": ("bytes", "bytes read at this slice (partition traffic spread evenly "
+                                            "over its slices)"),
+                             "write_bytes": ("bytes", "bytes written at this slice"),
+                             "busy_cycles": ("cycles", "busy cycles of the slice's partition server")}},
+    "hbm_channel": {"hbm.c{i}": {"read_bytes": ("bytes", "DRAM bytes read through this channel"),
+                                 "write_bytes": ("bytes", "DRAM bytes written through this channel"),
+                                 "busy_cycles": ("cycles", "busy cycles of the channel's partition server")}},
+    "gx_plane": {"fabric.gx{i}": {"bytes": ("bytes", "DSM bytes carried by this GX plane"),
+                                  "enabled": ("flag", "1 if the plane is enabled")}},
+    "tma": {"tma": {"loads": ("transactions", "bulk tensor loads"), "stores": ("transactions", "bulk stores"),
+                    "bytes_loaded": ("bytes", "box bytes loaded"), "bytes_stored": ("bytes", "box bytes stored"),
+                    "admission_stall_cycles": ("cycles", "cycles transactions waited for admission"),
+                    "generator_busy_cycles": ("cycles", "request-generator busy cycles"),
+                    "merged_bytes": ("bytes", "bytes merged into another SM's outstanding L2 fill")}},
+    "shared_memory": {"shared_memory": {"accesses": ("accesses", "shared-memory warp accesses"),
+                                        "wavefronts": ("wavefronts", "bank wavefronts"),
+                                        "bytes": ("bytes", "bytes moved"),
+                                        "queue_cycles": ("cycles", "cycles accesses waited for the pipe")}},
+    "mbarrier": {"mbarrier": {"waits": ("waits", "test_wait / try_wait calls"), "polls": ("polls", "re-polls"),
+                              "phases": ("phases", "completed barrier phases"),
+                              "wait_cycles": ("cycles", "cycles waiters were blocked"),
+                              "barriers": ("barriers", "barriers initialised")}},
+    "tensor_core": {"tensor_core": {"mma_sync.count": ("instructions", "mma.sync issued"),
+                                    "mma_sync.flops": ("flop", "mma.sync FLOPs"),
+                                    "mma_sync.busy_cycles": ("cycles", "mma.sync pipe busy cycles"),
+                                    "async.count": ("instructions", "wgmma / tcgen05.mma issued"),
+                                    "async.flops": ("flop", "asynchronous MMA FLOPs"),
+                                    "async.busy_cycles": ("cycles", "asynchronous MMA service cycles")}},
+}
+
+
+_PATTERNS: list = []
+
+
+def stat_info(group: str, stat: str) -> tuple[str, str] | None:
+    """(unit, description) of statistic ``stat`` of group ``group`` (``l2.s17``, ``sm3.stalls``), or None."""
+    import re
+
+    if not _PATTERNS:
+        for groups in ROLE_STATS.values():
+            for pat, stats in groups.items():
+                _PATTERNS.append((re.compile(re.escape(pat).replace(r"\{i\}", r"\d+")), stats))
+    for rx, stats in _PATTERNS:
+        if rx.fullmatch(group):
+            if stat in stats:
+                return stats[stat]
+            if "<reason>" in stats:
+                return stats["<reason>"]
+    return None
 
 
 def interface_members(role: str) -> list[str]:

@@ -231,7 +231,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     g = stats.group("run")
     g.set("wall_seconds", wall)
     g.set("functional_wall_seconds", functional_s)
-    return RunResult(m, stats.to_frame(), outputs if want_outputs or check else None, chk, record.name, spec.name,
+    return RunResult(m, stats.to_frame(annotated=True), outputs if want_outputs or check else None, chk, record.name, spec.name,
                      mode, measured, events=events, spec=spec)
 
 

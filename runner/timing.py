@@ -481,6 +481,7 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
                               hint="a bar.sync / mbarrier wait that can never complete (see the listed warps)")
     wall = time.perf_counter() - t_wall
     out = _outcome(core, eng, cfg, occ, tables, (mem, smem, tma, mbar, tc), unit_names, wall, spec)
+    _component_stats(out.stats, core, machine)
     m = out.metrics
     m["bundles"] = groups.bundles
     m["bundled"] = groups.bundle
@@ -516,6 +517,52 @@ def _attach_recorder(rec, core, units, cfg, spec, trace, assignment, occ) -> Non
     if mbar is not None and hasattr(mbar, "sm_of_key"):
         cta_sm = core.cta_sm
         mbar.sm_of_key = lambda key: cta_sm.get(int(key) >> 32, -1)
+
+
+def _component_stats(st: Stats, core, machine) -> None:
+    """Statistics per graph component (components/interfaces.py ROLE_STATS: units, descriptions): L1, crossbar,
+    L2 (hit / miss, per slice), HBM per channel, GX planes, per-SM stall counts; annotates every known row."""
+    from warpgraph.components.interfaces import stat_info
+
+    if machine is not None:
+        mem, parts = machine.units["memory"], machine.parts
+        g = st.group("l1")
+        for k, v in parts["l1"].stats(mem).items():
+            g.set(k, v)
+        g.set("hit_lines", core.l1_hit_lines)
+        g.set("miss_sectors", core.global_sectors)
+        g = st.group("xbar")
+        for k, v in parts["xbar"].stats(mem).items():
+            g.set(k, v)
+        g = st.group("l2")
+        miss = mem.dram_read_bytes / 32
+        g.set("read_bytes", mem.l2_read_bytes)
+        g.set("write_bytes", mem.l2_write_bytes)
+        g.set("read_miss_sectors", miss)
+        g.set("read_hit_sectors", max(0.0, mem.l2_read_bytes / 32 - miss))
+        for sl, d in parts["l2_slice"].stats(mem).items():
+            gs = st.group(f"l2.{sl}")
+            for k, v in d.items():
+                gs.set(k, v)
+        for ch, d in parts["hbm_channel"].stats(mem).items():
+            gs = st.group(f"hbm.{ch}")
+            for k, v in d.items():
+                gs.set(k, v)
+        dsm = parts["dsm"].stats()
+        for p in parts["dsm"].planes:
+            gs = st.group(f"fabric.gx{p.plane}")
+            gs.set("bytes", dsm.get(f"gx{p.plane}.bytes", 0))
+            gs.set("enabled", int(p.enabled))
+    for sm, row in enumerate(core.sm_stall):
+        if any(row):
+            g = st.group(f"sm{sm}.stalls")
+            for k, nme in enumerate(S.STALL_NAMES):
+                if row[k] and k != S.SELECTED:
+                    g.set(nme, row[k])
+    for c, s_, _ in st.rows():
+        info = stat_info(c, s_)
+        if info is not None:
+            st.annotate(c, s_, *info)
 
 
 def _unit_stats(u) -> dict:
