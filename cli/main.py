@@ -16,7 +16,8 @@ from warpgraph.core.errors import UserError
 
 __all__ = ["app", "main", "COMMAND_MODULES"]
 
-COMMAND_MODULES = ["arch_cmd", "run_cmd", "validate_cmd", "bench_cmd", "explore_cmd", "capture_cmd", "trace_cmd"]
+COMMAND_MODULES = ["arch_cmd", "run_cmd", "validate_cmd", "bench_cmd", "explore_cmd", "capture_cmd", "trace_cmd",
+                   "components_cmd"]
 
 app = typer.Typer(
     name="warpgraph",

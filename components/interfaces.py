@@ -159,7 +159,7 @@ ROLE_INTERFACES: dict[str, type] = {
 ROLE_SECTIONS: dict[str, str] = {
     "gpc": "fabric", "cpc": "fabric", "sm": "sm", "subpartition": "subpartition",
     "warp_scheduler": "subpartition.scheduler", "cta_scheduler": "cta_scheduler", "shared_memory": "shared_memory",
-    "mbarrier": "mbarrier", "tma": "tma", "tensor_core": "tensor_core", "memory": "l2", "l1": "l1",
+    "mbarrier": "mbarrier", "tma": "tma", "tensor_core": "tensor_core", "memory": "l1, fabric, l2, hbm", "l1": "l1",
     "xbar": "fabric", "l2_slice": "l2", "hbm_channel": "hbm", "dsm": "fabric", "gx_plane": "fabric",
 }
 

@@ -22,6 +22,7 @@ __all__ = [
     "ArchSpec", "Section", "register_variant", "variant_kinds", "VARIANT_FAMILIES",
     "ClocksSpec", "SmSpec", "SubpartitionSpec", "GtoScheduler", "LrrScheduler", "CtaSchedulerSpec",
     "RoundRobinCtaScheduler", "TensorCoreBase", "MmaSyncTensorCore", "WgmmaTensorCore", "Tcgen05TensorCore",
+    "IdealQueueTensorCore", "spec_model", "ROLE_FAMILIES",
     "MmaTiming", "TmaSpec", "DefaultTma", "MbarrierSpec", "SharedMemorySpec", "L1Spec", "L2Spec", "HbmSpec",
     "FabricSpec", "UnitTiming", "LatenciesSpec",
 ]
@@ -174,6 +175,13 @@ class WgmmaTensorCore(TensorCoreBase):
     register_file_bytes_per_cycle_per_subpartition: Cycles = Field(
         0, description="register-file bandwidth of a sub-partition; wgmma accumulator traffic takes its share of "
         "it and slows the other instructions issued meanwhile (0 = no slowdown)")
+
+
+class IdealQueueTensorCore(WgmmaTensorCore):
+    """What-if (paper V-G, FA-2-async): Hopper's tensor core with an unbounded queue between instruction issue and
+    the MMA pipe (as ``ideal_issue_queue: true``)."""
+
+    kind: Literal["ideal_queue"] = "ideal_queue"
 
 
 class Tcgen05TensorCore(TensorCoreBase):
@@ -417,7 +425,8 @@ class ArchSpec(Section):
 # family -> (owner model, field, tag key, {tag: model}, default tag)
 VARIANT_FAMILIES: dict[str, tuple[type[BaseModel], str, str, dict[str, type[BaseModel]], str]] = {
     "tensor_core": (ArchSpec, "tensor_core", "kind",
-                    {"mma_sync": MmaSyncTensorCore, "wgmma": WgmmaTensorCore, "tcgen05": Tcgen05TensorCore}, "wgmma"),
+                    {"mma_sync": MmaSyncTensorCore, "wgmma": WgmmaTensorCore, "tcgen05": Tcgen05TensorCore,
+                     "ideal_queue": IdealQueueTensorCore}, "wgmma"),
     "tma": (ArchSpec, "tma", "kind", {"default": DefaultTma}, "default"),
     "cta_scheduler": (ArchSpec, "cta_scheduler", "kind", {"round_robin": RoundRobinCtaScheduler}, "round_robin"),
     "subpartition.scheduler": (SubpartitionSpec, "scheduler", "policy",
