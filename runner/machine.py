@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from warpgraph.components.interfaces import check_interface
 from warpgraph.core.errors import SpecError
 from warpgraph.core.registry import get_component
+from warpgraph.topologies.builder import role_kind
 
 __all__ = ["Machine", "build_machine", "graph_of", "UNIT_ROLES"]
 
@@ -106,8 +107,9 @@ def build_machine(spec, engine, graph=None) -> Machine:
         raise SpecError(f"hbm.channels_enabled={spec.hbm.channels_enabled} exceeds hbm.channels={spec.hbm.channels}",
                         location=f"{name} (hbm.channels_enabled)", hint=f"at most {spec.hbm.channels}")
     hbm = _checked("hbm_channel", k_h, H(spec.hbm, l2.parts, sm_mhz), f"{name} (hbm.kind)")
-    M = get_component("memory", "default", location=f"{name} (memory)")
-    mem = _checked("memory", "default", M(spec, engine, l1=l1, xbar=xbar, l2=l2, hbm=hbm), f"{name} (memory)")
+    k_mem = role_kind(spec, "memory")
+    M = get_component("memory", k_mem, location=f"{name} (components.memory)")
+    mem = _checked("memory", k_mem, M(spec, engine, l1=l1, xbar=xbar, l2=l2, hbm=hbm), f"{name} (components.memory)")
     # SM-local units
     k_s, SMEM, _ = _cls(g, "shared_memory", "shared_memory.kind")
     smem = _checked("shared_memory", k_s, SMEM(spec, engine), f"{name} (shared_memory.kind)")
@@ -122,8 +124,9 @@ def build_machine(spec, engine, graph=None) -> Machine:
     # fabric: the DSM fabric over the enabled GX planes
     k_g, GX, gx_nodes = _cls(g, "gx_plane", "fabric (gx planes)")
     planes = [_checked("gx_plane", k_g, GX(spec.fabric, g.nodes[n]["plane"]), f"{name} (fabric)") for n in gx_nodes]
-    D = get_component("dsm", "default", location=f"{name} (fabric)")
-    dsm = _checked("dsm", "default", D(spec, engine, planes=planes), f"{name} (fabric)")
+    k_dsm = role_kind(spec, "dsm")
+    D = get_component("dsm", k_dsm, location=f"{name} (components.dsm)")
+    dsm = _checked("dsm", k_dsm, D(spec, engine, planes=planes), f"{name} (components.dsm)")
     # per-launch roles: the SM core, the CTA scheduler, the warp-scheduler policy of the sub-partitions
     _, SM, _ = _cls(g, "sm", "sm")
     _, CS, _ = _cls(g, "cta_scheduler", "cta_scheduler.kind")

@@ -158,3 +158,26 @@ def test_unknown_kind_names_role_kind_and_known_kinds(tmp_path):
         load_arch(p)
     msg = ei.value.format()
     assert "subpartition" in msg and "nosuch" in msg and "default" in msg
+
+
+def test_roles_without_a_section_kind_are_selected_in_components():
+    """``components: {xbar: <kind>}`` selects a registered crossbar model for the machine built from the graph."""
+    from warpgraph.components.memory_parts import Crossbar
+    from warpgraph.core.engine import ClockDomain, Engine
+    from warpgraph.runner.machine import build_machine
+
+    @register_component(role="xbar", kind="test_wide")
+    class WideCrossbar(Crossbar):
+        def __init__(self, params, n_sm):
+            super().__init__(params, n_sm)
+            self.bpc *= 2
+            self.cap *= 2
+
+    try:
+        spec = load_arch("h200", ["components={xbar: test_wide}"])
+        m = build_machine(spec, Engine(ClockDomain("sm", 1755.0)))
+        assert type(m.parts["xbar"]) is WideCrossbar and m.graph.nodes["xbar"]["kind"] == "test_wide"
+        with pytest.raises(SpecError, match="not a role selected here"):
+            load_arch("h200", ["components={tma: default}"])
+    finally:
+        registry._REGISTRY.pop(("xbar", "test_wide"), None)

@@ -55,6 +55,15 @@ def _section(spec, section: str):
     return cur
 
 
+#: roles whose kind comes from ``ArchSpec.components`` (their sections have no kind of their own)
+MAPPED_ROLES = ("sm", "gpc", "cpc", "xbar", "gx_plane", "memory", "dsm")
+
+
+def role_kind(spec, role: str) -> str:
+    """Kind of a role without a section kind (``components: {role: kind}``; default ``default``)."""
+    return str((getattr(spec, "components", None) or {}).get(role, "default"))
+
+
 def section_kind(spec, section: str) -> str:
     """The ``kind`` (``policy`` for the warp scheduler) a section selects."""
     sec = _section(spec, section)
@@ -72,6 +81,12 @@ def check_component_kinds(spec: ArchSpec, locate=None) -> None:
         key = "policy" if section == "subpartition.scheduler" else "kind"
         path = tuple(section.split(".")) + (key,)
         loc = locate(path) if locate else f"{spec.name} ({section}.{key})"
+        get_component(role, kind, location=loc)
+    for role, kind in (getattr(spec, "components", None) or {}).items():
+        loc = locate(("components", role)) if locate else f"{spec.name} (components.{role})"
+        if role not in MAPPED_ROLES:
+            raise SpecError(f"components.{role}: {role!r} is not a role selected here", location=loc,
+                            hint=f"one of: {', '.join(MAPPED_ROLES)} (other roles: their section's kind)")
         get_component(role, kind, location=loc)
 
 
@@ -120,15 +135,15 @@ def build_graph(spec: ArchSpec) -> nx.DiGraph:
     near = [gi * l2.partitions // f.gpcs for gi in range(f.gpcs)]
 
     node("cta_scheduler", "cta_scheduler", spec.cta_scheduler.kind, spec.cta_scheduler)
-    node("xbar", "xbar", "default", f)
+    node("xbar", "xbar", role_kind(spec, "xbar"), f)
     for p in range(f.gx_planes):
-        node(f"gx{p}", "gx_plane", "default", f, plane=p,
+        node(f"gx{p}", "gx_plane", role_kind(spec, "gx_plane"), f, plane=p,
              enabled=p < (f.gx_planes if f.gx_planes_enabled is None else f.gx_planes_enabled))
     for gi in range(f.gpcs):
-        node(f"gpc{gi}", "gpc", "default", f, gpc=gi, near_partition=near[gi])
+        node(f"gpc{gi}", "gpc", role_kind(spec, "gpc"), f, gpc=gi, near_partition=near[gi])
         for c in range(f.cpcs_per_gpc):
             cpc = f"gpc{gi}.cpc{c}"
-            node(cpc, "cpc", "default", f, gpc=gi, cpc=c)
+            node(cpc, "cpc", role_kind(spec, "cpc"), f, gpc=gi, cpc=c)
             contains(f"gpc{gi}", cpc)
             for p in range(f.gx_planes):
                 link(cpc, f"gx{p}", f.dsm_latency_cycles, f.dsm_links_per_cpc * f.dsm_link_bytes_per_cycle / f.gx_planes)
@@ -138,7 +153,7 @@ def build_graph(spec: ArchSpec) -> nx.DiGraph:
              ("l1", "l1", spec.l1)]
     for s, (gi, c) in enumerate(sm_layout(spec)):
         sm = f"sm{s}"
-        node(sm, "sm", "default", spec.sm, sm=s, gpc=gi, cpc=c, near_partition=near[gi])
+        node(sm, "sm", role_kind(spec, "sm"), spec.sm, sm=s, gpc=gi, cpc=c, near_partition=near[gi])
         contains(f"gpc{gi}.cpc{c}", sm)
         g.add_edge("cta_scheduler", sm, relation="dispatch", latency_cycles=spec.cta_scheduler.launch_latency_cycles,
                    bandwidth_bytes_per_cycle=None)

@@ -401,6 +401,9 @@ class ArchSpec(Section):
     fabric: FabricSpec = Field(default_factory=FabricSpec)
     latencies: LatenciesSpec = Field(default_factory=LatenciesSpec)
     sources: dict[str, str] = Field(default_factory=dict, description="free-form: key -> where a number came from")
+    components: dict[str, str] = Field(default_factory=dict, description="kind of the roles whose section has no "
+                                       "kind of its own: sm, gpc, cpc, xbar, gx_plane, memory, dsm (default: "
+                                       "'default'); e.g. {xbar: my_crossbar} selects a registered crossbar model")
 
     @model_validator(mode="after")
     def _cross(self):
