@@ -215,23 +215,24 @@ ROLE_STATS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
 
 
 _PATTERNS: list = []
+_GROUP_STATS: dict = {}   # group name -> its stats table (memo)
 
 
 def stat_info(group: str, stat: str) -> tuple[str, str] | None:
     """(unit, description) of statistic ``stat`` of group ``group`` (``l2.s17``, ``sm3.stalls``), or None."""
-    import re
+    stats = _GROUP_STATS.get(group, False)
+    if stats is False:
+        import re
 
-    if not _PATTERNS:
-        for groups in ROLE_STATS.values():
-            for pat, stats in groups.items():
-                _PATTERNS.append((re.compile(re.escape(pat).replace(r"\{i\}", r"\d+")), stats))
-    for rx, stats in _PATTERNS:
-        if rx.fullmatch(group):
-            if stat in stats:
-                return stats[stat]
-            if "<reason>" in stats:
-                return stats["<reason>"]
-    return None
+        if not _PATTERNS:
+            for groups in ROLE_STATS.values():
+                for pat, st in groups.items():
+                    _PATTERNS.append((re.compile(re.escape(pat).replace(r"\{i\}", r"\d+")), st))
+        stats = next((st for rx, st in _PATTERNS if rx.fullmatch(group)), None)
+        _GROUP_STATS[group] = stats
+    if stats is None:
+        return None
+    return stats.get(stat) or stats.get("<reason>")
 
 
 def interface_members(role: str) -> list[str]:
