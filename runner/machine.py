@@ -57,7 +57,8 @@ class Machine:
 
 
 def _kind_of(g, role: str) -> tuple[str, list[str]]:
-    nodes = [n for n, d in g.nodes(data=True) if d["role"] == role]
+    idx = g.graph.get("nodes_by_role")
+    nodes = list(idx.get(role, ())) if idx is not None else [n for n, d in g.nodes(data=True) if d["role"] == role]
     kinds = sorted({g.nodes[n]["kind"] for n in nodes})
     if len(kinds) > 1:
         raise SpecError(f"the {role} nodes select different kinds ({', '.join(kinds)})",
