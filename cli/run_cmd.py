@@ -11,8 +11,8 @@ from warpgraph.cli.ui import RunMode
 
 __all__ = ["register", "run_command"]
 
-_SET_HELP = ("Override a parameter, e.g. --set tma.admission_depth=8; runner knobs timing.policy=lrr, "
-             "timing.units=standin; SASS table sass.div=20 (repeatable).")
+_SET_HELP = ("Override a parameter, e.g. --set tma.admission_depth=8; runner knob timing.policy=lrr; "
+             "SASS table sass.div=20 (repeatable).")
 
 
 def run_command(

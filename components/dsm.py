@@ -12,10 +12,24 @@ Remote stores, TMA puts and remote mbarrier messages are one-way payload. Latenc
 """
 from __future__ import annotations
 
-from warpgraph.components.memory import FluidServer, param
+from warpgraph.components.memory import FluidServer
 from warpgraph.core.registry import register_component
 
-__all__ = ["DsmFabric"]
+__all__ = ["DsmFabric", "GxPlane"]
+
+
+@register_component(role="gx_plane", kind="default")
+class GxPlane:
+    """One GX switch plane: each CPC reaches it through ``dsm_links_per_cpc / gx_planes`` of its link capacity
+    (``link_bytes_per_cycle`` per CPC); a disabled plane (``gx_planes_enabled`` < ``gx_planes``) carries nothing."""
+
+    def __init__(self, params, plane: int):
+        self.plane = plane
+        planes = int(params.gx_planes)
+        en = params.gx_planes_enabled
+        self.enabled = plane < (planes if en is None else int(en))
+        self.link_bytes_per_cycle = (int(params.dsm_links_per_cpc) * float(params.dsm_link_bytes_per_cycle) / planes
+                                     if self.enabled else 0.0)
 
 
 @register_component(role="dsm", kind="default")
@@ -23,19 +37,20 @@ class DsmFabric:
     role = "dsm"
     kind = "default"
 
-    def __init__(self, spec, engine=None, planes_enabled: int | None = None):
-        f = getattr(spec, "fabric", None)
-        self.n_sm = n = int(param(getattr(spec, "sm", None), "count", 132))
-        self.sms_per_cpc = int(param(f, "sms_per_cpc", 6))
-        planes = int(param(f, "gx_planes", 2))
-        if planes_enabled is None:
-            planes_enabled = param(f, "gx_planes_enabled", None)
-        enabled = int(planes) if planes_enabled is None else int(planes_enabled)  # None = all planes on
-        self.link_bpc = (int(param(f, "dsm_links_per_cpc", 4)) * float(param(f, "dsm_link_bytes_per_cycle", 32))
-                         * enabled / planes)
+    def __init__(self, spec, engine=None, planes_enabled: int | None = None, planes: list | None = None):
+        """``planes``: the GX-plane components (the graph's ``gx*`` nodes); built from ``fabric`` when not given,
+        with ``planes_enabled`` overriding ``fabric.gx_planes_enabled``."""
+        f = spec.fabric
+        self.n_sm = n = int(spec.sm.count)
+        self.sms_per_cpc = int(f.sms_per_cpc)
+        if planes is None:
+            fp = f if planes_enabled is None else f.model_copy(update={"gx_planes_enabled": int(planes_enabled)})
+            planes = [GxPlane(fp, p) for p in range(int(f.gx_planes))]
+        self.planes = planes
+        self.link_bpc = sum(p.link_bytes_per_cycle for p in planes)
         self.sm_cap = self.link_bpc / self.sms_per_cpc
-        self.lat = int(param(f, "dsm_latency_cycles", 180))
-        self.cmd = int(param(f, "dsm_read_command_bytes", 32))  # per 128 B of remote-load payload
+        self.lat = int(f.dsm_latency_cycles)
+        self.cmd = int(f.dsm_read_command_bytes)  # per 128 B of remote-load payload
         self.shaper = [FluidServer(self.sm_cap) for _ in range(n)]
         self.bytes = 0
         self.messages = 0
@@ -60,5 +75,8 @@ class DsmFabric:
         return i if i >= e else i + 1
 
     def stats(self) -> dict:
-        return {"bytes": self.bytes, "messages": self.messages,
-                "busy_cycles": sum(s.busy for s in self.shaper)}
+        d = {"bytes": self.bytes, "messages": self.messages, "busy_cycles": sum(s.busy for s in self.shaper)}
+        on = [p for p in self.planes if p.enabled]
+        for p in self.planes:   # the planes are parallel: traffic spreads over the enabled ones by capacity
+            d[f"gx{p.plane}.bytes"] = self.bytes * p.link_bytes_per_cycle / self.link_bpc if on else 0
+        return d

@@ -24,7 +24,6 @@ Waiting (``wait``) models the polling loop of one warp without ticking:
 """
 from __future__ import annotations
 
-from warpgraph.components.memory import param
 from warpgraph.core.errors import SimulationError
 from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
@@ -59,14 +58,14 @@ class MbarrierUnit:
 
     def __init__(self, spec, engine):
         self.engine = engine
-        mb = getattr(spec, "mbarrier", None)
-        self.test_wait = int(param(mb, "test_wait_cycles", 42))
-        self.try_wait = int(param(mb, "try_wait_cycles", 42))
-        self.hint_complete = int(param(mb, "try_wait_hint_complete_cycles", 150))
-        self.max_suspend = int(param(mb, "try_wait_max_suspend_cycles", 0))
-        self.quant = str(param(mb, "hint_quantization", "power_of_two"))
-        self.wakeup = int(param(mb, "phase_wakeup_cycles", 0))
-        self.loop = int(param(mb, "poll_loop_cycles", 7))  # not in schema yet (see module docstring)
+        mb = self.params = spec.mbarrier   # the validated mbarrier section (topologies/schema.py MbarrierSpec)
+        self.test_wait = int(mb.test_wait_cycles)
+        self.try_wait = int(mb.try_wait_cycles)
+        self.hint_complete = int(mb.try_wait_hint_complete_cycles)
+        self.max_suspend = int(mb.try_wait_max_suspend_cycles)
+        self.quant = str(mb.hint_quantization)
+        self.wakeup = int(mb.phase_wakeup_cycles)
+        self.loop = int(mb.poll_loop_cycles)
         self.bars: dict[int, _Bar] = {}
         self.rec = NULL_RECORDER  # event recorder (core/tracing.py); the runner swaps in a real one
         self.sm_of_key = None     # optional: barrier key -> SM (for the recorder; else -1, resolved later)

@@ -120,67 +120,71 @@ class MemorySystem:
     role = "memory"
     kind = "default"
 
-    def __init__(self, spec, engine=None):
+    def __init__(self, spec, engine=None, *, l1=None, xbar=None, l2=None, hbm=None):
+        """``l1`` / ``xbar`` / ``l2`` / ``hbm``: the path's parts (components/memory_parts.py), as the machine
+        builder instantiates them from the graph; built from ``spec``'s sections when not given (unit tests)."""
+        from warpgraph.components import memory_parts as mp
+
         self.spec = spec
         self.engine = engine
         self.write_back_ratio = 1.0   # set by the runner from the functional pass's L2 residency model
-        clocks, sm, l1, l2, hbm, fab = (getattr(spec, k, None) for k in ("clocks", "sm", "l1", "l2", "hbm", "fabric"))
-        sm_mhz = float(param(clocks, "sm_mhz", 1755.0))
-        l2_mhz = float(param(clocks, "l2_mhz", sm_mhz))
-        self.n_sm = n_sm = int(param(sm, "count", 132))
-        self.parts = P = int(param(l2, "partitions", 2))
-        self.slices = S = int(param(l2, "slices", 160))
-        self.slices_per_part = S // P
-        self.near_lat = int(param(l2, "near_latency_cycles", 258))
-        _tl = param(getattr(spec, "tma", None), "l2_latency_cycles", None)
+        clocks, l2s, hbms, fab = spec.clocks, spec.l2, spec.hbm, spec.fabric
+        sm_mhz = float(clocks.sm_mhz)
+        l2_mhz = float(clocks.l2_mhz)
+        self.n_sm = n_sm = int(spec.sm.count)
+        if l1 is None:
+            l1 = mp.L1Port(spec.l1, n_sm)
+        if xbar is None:
+            xbar = mp.Crossbar(fab, n_sm)
+        if l2 is None:
+            l2 = mp.L2Slices(l2s, n_sm, sm_mhz, l2_mhz)
+        if hbm is None:
+            hbm = mp.HbmChannels(hbms, l2.parts, sm_mhz)
+        self.l1, self.xbar, self.l2, self.hbm = l1, xbar, l2, hbm
+        self.parts = P = l2.parts
+        self.slices = l2.slices
+        self.slices_per_part = l2.slices_per_part
+        self.near_lat = l2.near_latency
+        _tl = spec.tma.l2_latency_cycles if hasattr(spec.tma, "l2_latency_cycles") else None
         self.tma_l2_lat = None if _tl is None else int(_tl)   # TMA request path to L2 (None: as ld.global)
-        self.far_lat = int(param(l2, "far_latency_cycles", 414))
-        self.dram_lat = int(param(hbm, "latency_cycles", 298))
-        self.hbm_wcost = float(param(hbm, "write_cost_factor", 1.0))
-        self.line = int(param(l2, "line_bytes", 128))
-        slice_bpc = float(param(l2, "bytes_per_cycle_per_slice", 32)) * l2_mhz / sm_mhz  # per SM cycle
-        self.l2_bpc = slice_bpc * S
-        eff = float(param(hbm, "efficiency", 0.9))
-        self.hbm_peak_bpc = float(param(hbm, "bandwidth_gb_per_s", 3350.0)) * 1e3 / sm_mhz
-        self.hbm_bpc = self.hbm_peak_bpc * eff
-        self.channels = int(param(hbm, "channels", 80))
-        self.l2_srv = [FluidServer(slice_bpc * self.slices_per_part) for _ in range(P)]
-        self.hbm_srv = [FluidServer(self.hbm_bpc / P) for _ in range(P)]
+        self.far_lat = l2.far_latency
+        self.dram_lat = hbm.latency
+        self.hbm_wcost = float(hbms.write_cost_factor)
+        self.line = int(l2s.line_bytes)
+        self.l2_bpc = l2.slice_bpc * l2.slices
+        self.hbm_peak_bpc = hbm.peak_bpc
+        self.hbm_bpc = hbm.bpc
+        self.channels = hbm.enabled
+        self.l2_srv = l2.servers
+        self.hbm_srv = hbm.servers
+        self._split = l2.split
+        self._xbar = xbar.response
         # L2 fill + store write path (microbench stream_sizes, H200 2026-12-03): DRAM fills and SM stores that
         # allocate in L2 share one data-array write throughput; a copy whose output stays in L2 takes as long as
         # reading twice the bytes from DRAM. None: not modelled (every store is free of it)
-        fsg = param(l2, "fill_store_gb_per_s", None)
+        fsg = l2s.fill_store_gb_per_s
         self.fill_bpc = float(fsg) * 1e3 / sm_mhz if fsg else 0.0
         self.fill_srv = [FluidServer(self.fill_bpc / P) for _ in range(P)] if fsg else []
         # DRAM latency under load below saturation (microbench loaded_latency): + a * u / (1 - u), u = the
         # partition's recent busy fraction (EWMA over hbm.utilization_window_cycles), capped at
         # hbm.loaded_latency_max_util (beyond it the fluid server's own backlog is the queue)
-        self.hbm_qa = float(param(hbm, "loaded_latency_cycles", 0.0) or 0.0)
-        self.hbm_umax = float(param(hbm, "loaded_latency_max_util", 0.87) or 0.87)
-        self.hbm_tau = float(param(hbm, "utilization_window_cycles", 1000) or 1000)
+        self.hbm_qa = float(hbms.loaded_latency_cycles)
+        self.hbm_umax = float(hbms.loaded_latency_max_util)
+        self.hbm_tau = float(hbms.utilization_window_cycles)
         self.hbm_u = [0.0] * P
         # DRAM line latencies spread (microbench dram_fanout): a read of n DRAM lines waits for the slowest,
         # min + spread * H_n (iid exponential excess) instead of the single-line mean min + spread
-        self.hbm_spread = float(param(hbm, "latency_spread_cycles", 0.0) or 0.0)
+        self.hbm_spread = float(hbms.latency_spread_cycles)
         self.hbm_ut = [0.0] * P
-        self.l1_bpc = float(param(l1, "bytes_per_cycle", 128))
-        self.xbar_bpc = float(param(fab, "xbar_bytes_per_cycle_per_sm", 64))
-        self.mshrs = int(param(l1, "mshrs", 256))
-        self.small_lines = 8  # requests with at most this many lines hash line by line
-        self.near_part = [min(P - 1, s * P // max(1, n_sm)) for s in range(n_sm)]
-        self.l1_free = [0.0] * n_sm
-        self.xbar_free = [0.0] * n_sm
-        # crossbar response port as a time-binned server: responses arrive out of issue order (an L2 hit issued
-        # after a DRAM miss returns first), so each reserves port bytes in the bin of its arrival, spilling to
-        # later bins only when the port is full; a FIFO next-free pointer would put every later response behind
-        # the slowest earlier one (head-of-line blocking that no crossbar has)
-        self.xbar_bin = 32                                   # cycles per bin (= the SM run-ahead window)
-        self.xbar_cap = self.xbar_bpc * self.xbar_bin        # bytes per bin
-        self.xbar_bins = [dict() for _ in range(n_sm)]       # bin -> bytes reserved
-        self.xbar_low = [0] * n_sm                           # bins below this are pruned
-        self.inflight = [[] for _ in range(n_sm)]  # heap of (done, lines)
-        self.inflight_lines = [0] * n_sm
-        self.ctr = [s * 0x9E37 for s in range(n_sm)]
+        self.l1_bpc = l1.bytes_per_cycle
+        self.xbar_bpc = xbar.bpc
+        self.mshrs = l1.mshrs
+        self.small_lines = l2.small_lines
+        self.near_part = l2.near_part
+        self.l1_free = l1.free
+        self.inflight = l1.inflight
+        self.inflight_lines = l1.inflight_lines
+        self.ctr = l2.ctr
         # counters
         self.l2_read_bytes = 0
         self.l2_write_bytes = 0
@@ -188,8 +192,8 @@ class MemorySystem:
         self.dram_write_bytes = 0
         self.requests = 0
         self.merge_fills = True            # in-flight fill merging (switched off only to compare)
-        self.scope = str(param(l2, "coalesce_scope", "gpc"))             # none | fill | gpc | gpu
-        self.lookup_cap = int(param(l2, "requests_per_lookup_max", 0) or 0)  # 0: no limit
+        self.scope = str(l2s.coalesce_scope)                             # none | fill | gpc | gpu
+        self.lookup_cap = int(l2s.requests_per_lookup_max or 0)          # 0 (None in the spec): no limit
         self.share_lookups = self.scope in ("gpc", "gpu")    # lookups (hits too) absorb reads of the same lines
         if self.scope == "none":
             self.merge_fills = False                          # every read looks up on its own
@@ -218,32 +222,6 @@ class MemorySystem:
     @property
     def dram_rt(self) -> float:
         return self.l2_rt + self.dram_lat
-
-    def _split(self, sm: int, lines: int):
-        """Lines of a request that fall in the near partition, and whether any fall in the far one."""
-        P = self.parts
-        if P == 1:
-            return lines, False
-        c = self.ctr[sm]
-        if lines <= self.small_lines:
-            if P == 2:  # one multiplicative hash gives a near/far bit per line
-                self.ctr[sm] = c + 1
-                h = ((c * 2654435761) & 0xFFFFFFFF) >> 11
-                near = (h & ((1 << lines) - 1)).bit_count()
-                if self.near_part[sm]:
-                    near = lines - near
-                return near, near < lines
-            near = 0
-            me = self.near_part[sm]
-            for i in range(lines):
-                h = ((c + i) * 2654435761) & 0xFFFFFFFF
-                if (h >> 20) % P == me:
-                    near += 1
-            self.ctr[sm] = c + lines
-            return near, near < lines
-        self.ctr[sm] = c + lines
-        near = lines // P
-        return near, True
 
     def _l2(self, t: float, sm: int, nbytes: int, dram_bytes: int, lines: int, write: bool, t_end=None,
             lat_all: int | None = None) -> float:
@@ -560,31 +538,6 @@ class MemorySystem:
             if e + lat > done:
                 done = e + lat
         return done
-
-    def _xbar(self, sm: int, t: float, arrive: float, nbytes: int) -> float:
-        """Reserve ``nbytes`` of SM ``sm``'s crossbar response port for data arriving from L2 at ``arrive``
-        (issued at ``t``); returns when its last byte has passed the port."""
-        W = self.xbar_bin
-        cap = self.xbar_cap
-        bins = self.xbar_bins[sm]
-        if len(bins) > 4096:  # drop bins before the issue time: no later request can arrive there
-            lo = int(t) // W
-            for k in [k for k in bins if k < lo]:
-                del bins[k]
-        b = int(arrive) // W
-        rem = float(nbytes)
-        while True:
-            u = bins.get(b, 0.0)
-            room = cap - u
-            if room > 0.0:
-                take = room if room < rem else rem
-                u += take
-                bins[b] = u
-                rem -= take
-                if rem <= 0.0:
-                    end = b * W + u / self.xbar_bpc
-                    return end if end > arrive else arrive
-            b += 1
 
     def bulk(self, t: int, sm: int, l2_bytes: int, dram_bytes: int, write: bool, t_end=None) -> int:
         """A TMA request stream: ``l2_bytes`` of 32-B requests injected uniformly over ``[t, t_end]`` (``t_end``

@@ -9,7 +9,6 @@ conflict costs n wavefronts of pipe time.
 """
 from __future__ import annotations
 
-from warpgraph.components.memory import param
 from warpgraph.core.registry import register_component
 
 __all__ = ["SharedMemoryUnit"]
@@ -21,15 +20,15 @@ class SharedMemoryUnit:
     kind = "default"
 
     def __init__(self, spec, engine=None):
-        p = getattr(spec, "shared_memory", None)
-        self.lat = int(param(p, "latency_cycles", 29))
-        width = int(param(p, "banks", 32)) * int(param(p, "bank_bytes", 4))
-        self.wf = max(1, -(-width // int(param(p, "bytes_per_cycle", 128))))  # cycles per wavefront
+        p = self.params = spec.shared_memory   # the validated section (topologies/schema.py SharedMemorySpec)
+        self.lat = int(p.latency_cycles)
+        width = int(p.banks) * int(p.bank_bytes)
+        self.wf = max(1, -(-width // int(p.bytes_per_cycle)))  # cycles per wavefront
         # latency of each extra conflict wavefront (H200: 2 cycles per way on a dependent chain while the pipe
         # takes 0.99 cycles per way: microbench smem_bank); default: the wavefront time
-        x = param(p, "conflict_latency_cycles_per_extra_way", None)
+        x = p.conflict_latency_cycles_per_extra_way
         self.extra_lat = float(x) if x is not None else float(self.wf)
-        n = int(param(getattr(spec, "sm", None), "count", 132))
+        n = int(spec.sm.count)
         self.free = [0] * n
         self.wavefronts = 0
         self.accesses = 0

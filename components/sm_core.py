@@ -39,6 +39,7 @@ from math import ceil
 
 from warpgraph.components import stalls as S
 from warpgraph.core.errors import SimulationError
+from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
 
 __all__ = ["StaticTables", "CoreConfig", "SMCore", "Group", "INF", "OPS", "PIPES", "PIPE_THROTTLE"]
@@ -159,6 +160,7 @@ def _split_groups(stream_of, cta: int, wpc: int):
     return out
 
 
+@register_component(role="sm", kind="default")
 class SMCore:
     """Replays warp bundles through sub-partitions and timing units. See module docstring.
 
@@ -191,7 +193,7 @@ class SMCore:
         # register-file debt of the wgmma accumulator-traffic slowdown (see ``_step``)
         self.spst = [[[0] * len(PIPES) + [0.0] for _ in range(nsp)] for _ in range(cfg.n_sms)]
         self.window = int(cfg.window)
-        self.stall = [0] * S.NREASONS
+        self.sm_stall = [[0] * S.NREASONS for _ in range(cfg.n_sms)]   # per SM, per stall reason (warp-cycles)
         self.issued = 0
         self.ptx_issued = 0
         self.warps: dict[int, _Warp] = {}
@@ -218,6 +220,7 @@ class SMCore:
         self.wgmma_flops = 0
         self.mma_flops = 0
         self.global_sectors = 0
+        self.l1_hit_lines = 0                 # 128-B lines of ld.global served by L1 (the trace's per-CTA L1 model)
         self.shared_wavefronts = 0
         self.l1_stage = [0.0] * cfg.n_sms     # per-SM L1TEX data/tag stage: free from this cycle
         self.ctas_done = 0
@@ -239,6 +242,11 @@ class SMCore:
         # ``ghost(W, k, t, late)``: called before and after a cp.async / TMA load issues (sampled mode's fills of the CTAs a
         # sampled CTA stands for: runner/ghost_fills.py); None in detailed mode
         self.ghost = None
+
+    @property
+    def stall(self) -> list:
+        """GPU-wide warp-cycles per stall reason (the per-SM counts ``sm_stall`` summed)."""
+        return [sum(col) for col in zip(*self.sm_stall)] if self.sm_stall else [0] * S.NREASONS
 
     def set_recorder(self, rec) -> None:
         """Record events into ``rec`` (core/tracing.py). Bundles are recorded on one track each, keyed by their
@@ -549,7 +557,7 @@ class SMCore:
         T = self.T
         OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN = T.op, T.cost, T.pipe, T.ii, T.lat, T.deps, T.dsts, T.rsn
         lrr = self.lrr
-        stall = self.stall
+        stall = self.sm_stall[W.sm]
         spl = W.spl
         spk = W.spk
         kmax = W.kmax
@@ -734,6 +742,8 @@ class SMCore:
                 a3 = W.a3[k]
                 lines = a3 & 0xFFFFFFFF          # lines that miss the L1 (all lines if no L1 model applies)
                 hl = a3 >> 32                    # lines that hit the per-CTA L1 (plain ld.global)
+                if hl:
+                    self.l1_hit_lines += hl
                 a2 = W.a2[k]
                 wf = a2 >> 40                    # L1TEX data-stage wavefronts (ld/st; 0 for cp.async)
                 if wf:

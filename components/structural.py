@@ -1,14 +1,13 @@
-"""Default models for pure-structure roles (``gpc``, ``cpc``, ``sm``, ``xbar``, ``gx_plane``, ``l1``,
-``cta_scheduler``) and generic fallbacks for the timing roles (``subpartition``, ``tma``, ``mbarrier``,
-``tensor_core``, ``shared_memory``, ``l2_slice``, ``hbm_channel``) so the graph builds before (or without) the
-timing models. Every registration here is ``fallback=True``: a real model registered for the same
-``(role, kind)`` in another module replaces it (core/registry.py)."""
+"""Structural roles of the graph: ``gpc`` and ``cpc`` group SMs (paper III-D: GPC -> CPCs of 6 SM slots -> SMs);
+they have no timing of their own (the SM-to-SM traffic they carry is modelled by the DSM fabric over the GX
+planes, components/dsm.py; the near/far L2 partition of a GPC by components/memory_parts.py). Also the SM
+placement helpers used by the builder and the models."""
 from __future__ import annotations
 
 from warpgraph.components.base import Component
 from warpgraph.core.registry import register_component
 
-__all__ = ["StructuralComponent", "GenericUnit", "FALLBACKS", "sms_per_gpc", "gpc_of_sms"]
+__all__ = ["StructuralComponent", "Gpc", "Cpc", "sms_per_gpc", "gpc_of_sms"]
 
 
 def sms_per_gpc(fabric, n_sm: int) -> list[int]:
@@ -29,37 +28,14 @@ def gpc_of_sms(fabric, n_sm: int) -> list[int]:
 
 
 class StructuralComponent(Component):
-    """A node that only groups others (GPC, CPC, SM, crossbar, GX plane); it has no timing of its own."""
+    """A node that only groups others; it has no timing of its own."""
 
 
-class GenericUnit(Component):
-    """Placeholder for a timing unit whose model is not registered (yet); it carries its params only."""
+@register_component(role="gpc", kind="default")
+class Gpc(StructuralComponent):
+    """Graphics processing cluster: its CPCs, its SMs' near L2 partition (node attribute ``near_partition``)."""
 
 
-_STRUCTURE = ["gpc", "cpc", "sm", "xbar", "gx_plane"]
-_UNITS = {
-    "l1": ["default"],
-    "cta_scheduler": ["round_robin"],
-    "subpartition": ["default"],
-    "tma": ["default"],
-    "mbarrier": ["default"],
-    "tensor_core": ["mma_sync", "wgmma", "tcgen05"],
-    "shared_memory": ["default"],
-    "l2_slice": ["default"],
-    "hbm_channel": ["default"],
-}
-
-
-def _make(role: str, kind: str, base: type) -> type:
-    name = "".join(p.capitalize() for p in f"{role}_{kind}".split("_")) + ("" if base is StructuralComponent else "Fallback")
-    cls = type(name, (base,), {"role": role, "kind": kind, "__module__": __name__, "__doc__": base.__doc__})
-    cls.__qualname__ = name
-    return register_component(role=role, kind=kind, fallback=True)(cls)
-
-
-FALLBACKS: dict[tuple[str, str], type] = {}
-for _role in _STRUCTURE:
-    FALLBACKS[(_role, "default")] = _make(_role, "default", StructuralComponent)
-for _role, _kinds in _UNITS.items():
-    for _kind in _kinds:
-        FALLBACKS[(_role, _kind)] = _make(_role, _kind, GenericUnit)
+@register_component(role="cpc", kind="default")
+class Cpc(StructuralComponent):
+    """CPC: up to ``fabric.sms_per_cpc`` SMs sharing ``dsm_links_per_cpc`` links to each GX plane."""

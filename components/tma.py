@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from heapq import heappop, heappush
 
-from warpgraph.components.memory import _ceil, param
+from warpgraph.components.memory import _ceil
 from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
 
@@ -50,18 +50,18 @@ class TmaUnit:
 
     def __init__(self, spec, engine, mem, mbar):
         self.engine, self.mem, self.mbar = engine, mem, mbar
-        p = getattr(spec, "tma", None)
-        self.depth = int(param(p, "admission_depth", 16))
-        self.gap = int(param(p, "issue_gap_cycles", 44))
-        self.lat = int(param(p, "issue_latency_cycles", 1))
-        self.bpc = float(param(p, "request_bytes_per_cycle", 32))
-        self.gran = int(param(p, "request_granularity_bytes", 32))
-        self.inflight = int(param(p, "inflight_requests", 814))
-        self.done_lat = int(param(p, "completion_latency_cycles", 0))
-        self.oob_l2 = bool(param(p, "oob_reads_reach_l2", True))
-        self.store_bpc = float(param(p, "store_source_bytes_per_cycle", self.bpc))
-        self.accept = int(param(p, "frontend_accept_cycles", 4))  # not in schema yet (module docstring)
-        n = int(param(getattr(spec, "sm", None), "count", 132))
+        p = self.params = spec.tma      # the validated tma section (topologies/schema.py DefaultTma or a variant)
+        self.depth = int(p.admission_depth)
+        self.gap = int(p.issue_gap_cycles)
+        self.lat = int(p.issue_latency_cycles)
+        self.bpc = float(p.request_bytes_per_cycle)
+        self.gran = int(p.request_granularity_bytes)
+        self.inflight = int(p.inflight_requests)
+        self.done_lat = int(p.completion_latency_cycles)
+        self.oob_l2 = bool(p.oob_reads_reach_l2)
+        self.store_bpc = float(p.store_source_bytes_per_cycle)
+        self.accept = int(p.frontend_accept_cycles)
+        n = int(spec.sm.count)
         self.fe_free = [0] * n
         self.gen_free = [0.0] * n
         self.active = [[] for _ in range(n)]  # heap of completion cycles of admitted transactions
@@ -100,14 +100,7 @@ class TmaUnit:
         ta = self.fe_free[sm]
         if ta < t:
             ta = t
-        act = self.active[sm]
-        while act and act[0] <= ta:
-            heappop(act)
-        if len(act) >= self.depth:
-            c = heappop(act)
-            if c > ta:
-                self.admission_stall_cycles += c - ta
-                ta = c
+        ta = self.admit(sm, warp, ta, nbytes)
         self.fe_free[sm] = ta + self.accept
         release = ta + self.gap
         # request generator (FIFO over admitted transactions)
@@ -136,7 +129,7 @@ class TmaUnit:
         self.gen_free[sm] = g1
         self.gen_busy += g1 - g0
         t_done = done + self.done_lat
-        heappush(act, t_done)
+        self.admitted(sm, warp, t_done, nbytes)
         if self.rec.enabled:  # one transaction: issued at t, admitted at ta, complete at t_done
             self.rec.tma_transaction(sm, None, t, ta, t_done, nbytes, store, warp)
         if store:
@@ -149,6 +142,24 @@ class TmaUnit:
             self.engine.schedule(t_done, self.mbar.complete_tx, mbar_key, nbytes, t_done)
         self.last_done = t_done
         return release
+
+    # -- admission policy (a variant overrides these two; examples/plugin_tma_policy) ---------------------------
+    def admit(self, sm: int, warp: int, t: int, nbytes: int) -> int:
+        """The cycle a transaction reaching the front end at ``t`` is admitted: at most ``admission_depth``
+        transactions active per SM (paper III-A: the 17th back-pressures until the oldest completes)."""
+        act = self.active[sm]
+        while act and act[0] <= t:
+            heappop(act)
+        if len(act) >= self.depth:
+            c = heappop(act)
+            if c > t:
+                self.admission_stall_cycles += c - t
+                t = c
+        return t
+
+    def admitted(self, sm: int, warp: int, t_done: int, nbytes: int) -> None:
+        """Book the admitted transaction completing at ``t_done``."""
+        heappush(self.active[sm], t_done)
 
     def stream_end(self, g0: float, traffic: int, dram_bytes: int) -> float:
         """End of a box load's request stream started at ``g0``: Little's law per request kind, the DRAM-missing

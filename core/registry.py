@@ -1,10 +1,14 @@
 """Component registry: timing-model classes registered by ``(role, kind)``.
 
-``@register_component(role="tma", kind="default")`` on a class makes it buildable from an architecture YAML
-(``tma: {kind: default}``). A new variant is one new module in ``warpgraph/components/`` plus one YAML line
-(the package imports all its modules). Third-party packages can register theirs from a module named by an
-entry point in group ``warpgraph.components`` (SST ELI / Vidur registries, design-anchors.md §0).
-``fallback=True`` marks generic placeholders (components/structural.py) that a real model replaces.
+``@register_component("tma", "fifo", spec=FifoTmaSpec)`` on a class makes it the model of ``tma: {kind: fifo}``
+in an architecture YAML; ``spec`` (a pydantic section whose ``kind`` field is a ``Literal`` default) is its typed
+parameter section and is added to the arch schema's variant union in the same step (topologies/schema.py listens
+through :func:`on_spec_registered`; core imports nothing of ours). A new variant is one module in
+``warpgraph/components/`` (the package imports all its modules) or one module of another package named by an entry
+point in group ``warpgraph.components`` (SST ELI / Vidur registries, design-anchors.md §0). Entry points are
+loaded before any spec is validated (topologies/loader.py). There are no fallbacks: a ``(role, kind)`` without a
+class is a :class:`~warpgraph.core.errors.SpecError` naming the role, the kind and the kinds that exist; a class
+missing part of its role's interface is one at build time (components/interfaces.py).
 """
 from __future__ import annotations
 
@@ -12,55 +16,77 @@ from typing import Callable
 
 from warpgraph.core.errors import SpecError
 
-__all__ = ["register_component", "get_component", "known_kinds", "known_roles", "load_entry_points", "Registration"]
+__all__ = ["register_component", "get_component", "known_kinds", "known_roles", "load_entry_points",
+           "Registration", "registration", "registrations", "on_spec_registered", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "warpgraph.components"
 
 
 class Registration:
-    __slots__ = ("role", "kind", "cls", "fallback")
+    __slots__ = ("role", "kind", "cls", "spec", "source")
 
-    def __init__(self, role: str, kind: str, cls, fallback: bool):
-        self.role, self.kind, self.cls, self.fallback = role, kind, cls, fallback
+    def __init__(self, role: str, kind: str, cls, spec=None, source: str = "warpgraph"):
+        self.role, self.kind, self.cls, self.spec, self.source = role, kind, cls, spec, source
+
+    @property
+    def qualname(self) -> str:
+        return _qual(self.cls)
 
     def __repr__(self) -> str:
-        return f"Registration({self.role}/{self.kind} -> {_qual(self.cls)}{', fallback' if self.fallback else ''})"
+        sp = f", spec={self.spec.__name__}" if self.spec is not None else ""
+        return f"Registration({self.role}/{self.kind} -> {_qual(self.cls)}{sp})"
 
 
 _REGISTRY: dict[tuple[str, str], Registration] = {}
+_SPEC_LISTENERS: list[Callable] = []
 _EP_LOADED = False
+_EP_LOADING: list[str] = []   # entry point being imported (registrations it makes are credited to it)
 
 
 def _qual(cls) -> str:
     return f"{getattr(cls, '__module__', '?')}.{getattr(cls, '__qualname__', repr(cls))}"
 
 
-def register_component(role: str, kind: str = "default", *, fallback: bool = False) -> Callable:
-    """Class decorator: register ``cls`` as the model for ``(role, kind)``.
+def register_component(role: str, kind: str = "default", *, spec=None) -> Callable:
+    """Class decorator: register ``cls`` as the model for ``(role, kind)``, with ``spec`` its parameter section
+    (optional: a role whose section has no variants, e.g. ``gpc``, reads the common section).
 
-    A real (non-fallback) registration replaces a fallback one; two different real classes for the same key
-    are an error (re-registering the same qualified class, e.g. on module reload, is allowed).
-    """
+    Two different classes for the same key are an error (re-registering the same qualified class, e.g. on
+    module reload, is allowed)."""
 
     def deco(cls):
         key = (role, kind)
         old = _REGISTRY.get(key)
-        if old is not None and not old.fallback and not fallback and _qual(old.cls) != _qual(cls):
+        if old is not None and _qual(old.cls) != _qual(cls):
             raise ValueError(f"component {role}/{kind} registered twice: {_qual(old.cls)} and {_qual(cls)}")
-        if old is None or old.fallback or not fallback:
-            _REGISTRY[key] = Registration(role, kind, cls, fallback)
-        if getattr(cls, "role", None) in (None, ""):
-            try:
+        source = _EP_LOADING[-1] if _EP_LOADING else (getattr(cls, "__module__", "") or "").split(".")[0]
+        reg = _REGISTRY[key] = Registration(role, kind, cls, spec, source)
+        try:
+            if not getattr(cls, "role", None):
                 cls.role = role
-            except (AttributeError, TypeError):
-                pass
+            if "kind" not in cls.__dict__:
+                cls.kind = kind
+        except (AttributeError, TypeError):
+            pass
+        if spec is not None:
+            for fn in list(_SPEC_LISTENERS):
+                fn(reg)
         return cls
 
     return deco
 
 
+def on_spec_registered(fn: Callable) -> None:
+    """Call ``fn(registration)`` for every registration with a spec, past and future (the arch schema adds the
+    spec to its variant union)."""
+    _SPEC_LISTENERS.append(fn)
+    for reg in list(_REGISTRY.values()):
+        if reg.spec is not None:
+            fn(reg)
+
+
 def get_component(role: str, kind: str = "default", *, location: str | None = None):
-    """The class registered for ``(role, kind)``; SpecError listing the known kinds otherwise."""
+    """The class registered for ``(role, kind)``; SpecError naming role, kind and the known kinds otherwise."""
     _ensure_loaded()
     reg = _REGISTRY.get((role, kind))
     if reg is None:
@@ -69,13 +95,19 @@ def get_component(role: str, kind: str = "default", *, location: str | None = No
             hint = f"{role} kind one of: {', '.join(kinds)}"
         else:
             hint = f"a known component role: {', '.join(known_roles())}"
-        raise SpecError(f"unknown component {role} kind {kind!r}", location=location, hint=hint)
+        raise SpecError(f"no component model for role {role!r} kind {kind!r}", location=location, hint=hint)
     return reg.cls
 
 
 def registration(role: str, kind: str = "default") -> Registration | None:
     _ensure_loaded()
     return _REGISTRY.get((role, kind))
+
+
+def registrations() -> list[Registration]:
+    """Every registration, sorted by role then kind."""
+    _ensure_loaded()
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
 
 
 def known_kinds(role: str) -> list[str]:
@@ -95,7 +127,7 @@ def _ensure_loaded() -> None:
 
 
 def load_entry_points() -> list[str]:
-    """Import third-party component modules (entry point group ``warpgraph.components``) once."""
+    """Import third-party component modules (entry point group ``warpgraph.components``) once, in name order."""
     global _EP_LOADED
     if _EP_LOADED:
         return []
@@ -104,6 +136,11 @@ def load_entry_points() -> list[str]:
 
     names = []
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        ep.load()  # import errors propagate: a broken plugin must not be silently skipped
+        dist = getattr(getattr(ep, "dist", None), "name", None) or ep.name
+        _EP_LOADING.append(f"{dist} (entry point {ep.name})")
+        try:
+            ep.load()  # import errors propagate: a broken plugin must not be silently skipped
+        finally:
+            _EP_LOADING.pop()
         names.append(ep.name)
     return names

@@ -95,6 +95,11 @@ class Stats:
 
     def __init__(self):
         self._groups: dict[str, StatGroup] = {}
+        self.info: dict[tuple[str, str], tuple[str, str]] = {}   # (component, stat) -> (unit, description)
+
+    def annotate(self, component: str, stat: str, unit: str, description: str) -> None:
+        """Unit and description of a statistic (``to_frame(annotated=True)`` adds them as columns)."""
+        self.info[(component, stat)] = (unit, description)
 
     def group(self, component: str) -> StatGroup:
         g = self._groups.get(component)
@@ -136,11 +141,16 @@ class Stats:
             out.setdefault(c, {})[s] = v
         return out
 
-    def to_frame(self):
-        """pandas DataFrame with columns ``component, stat, value`` (deterministic row order)."""
+    def to_frame(self, annotated: bool = False):
+        """pandas DataFrame with columns ``component, stat, value`` (deterministic row order); with ``annotated``
+        also ``unit, description`` (empty where not annotated)."""
         import pandas as pd
 
-        return pd.DataFrame(list(self.rows()), columns=["component", "stat", "value"])
+        if not annotated:
+            return pd.DataFrame(list(self.rows()), columns=["component", "stat", "value"])
+        info = self.info
+        rows = [(c, s, v) + info.get((c, s), ("", "")) for c, s, v in self.rows()]
+        return pd.DataFrame(rows, columns=["component", "stat", "value", "unit", "description"])
 
     @classmethod
     def from_rows(cls, rows: Iterable[tuple[str, str, float]]) -> "Stats":

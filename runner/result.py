@@ -85,7 +85,7 @@ class RunResult:
         if cmp_:
             d["measured_comparison"] = _plain(cmp_)
         if stats and self.stats is not None:
-            d["stats"] = [[c, s, _plain(v)] for c, s, v in self.stats.itertuples(index=False, name=None)]
+            d["stats"] = [[c, s, _plain(v)] for c, s, v, *_ in self.stats.itertuples(index=False, name=None)]
         return d
 
     def to_json(self, *, stats: bool = False, indent: int | None = 1) -> str:

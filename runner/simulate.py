@@ -1,7 +1,7 @@
 """``simulate()``: launch record -> functional pass (trace) -> timing pass -> :class:`RunResult` (Contract 5).
 
 Overrides: keys of the arch YAML (``"tma.admission_depth": 8``) go to ``load_arch``; keys starting with
-``timing.`` are runner knobs (``timing.policy=lrr``, ``timing.units=standin``, ``timing.n_sms=8``,
+``timing.`` are runner knobs (``timing.policy=lrr``, ``timing.n_sms=8``,
 ``timing.registers=128``, ``timing.bundle=0`` for the per-warp model, ``timing.window=32`` SM run-ahead window),
 keys ``sass.<opcode>=N`` override the SASS issue-slot table (components/sass_cost.py).
 
@@ -27,7 +27,7 @@ def _bool(v) -> bool:
     return str(v).strip().lower() not in ("0", "false", "no", "off", "")
 
 
-_TIMING_KEYS = {"policy": str, "units": str, "n_sms": int, "registers": int, "shared_bytes": int, "bundle": _bool,
+_TIMING_KEYS = {"policy": str, "n_sms": int, "registers": int, "shared_bytes": int, "bundle": _bool,
                 "window": int}
 
 
@@ -229,7 +229,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
             from warpgraph.analysis.perfetto import write_chrome_trace
 
             phase("writing trace")
-            from warpgraph.runner.standin_units import sget
+            from warpgraph.runner.timing import sget
 
             m["trace"] = write_chrome_trace(events, trace_path, clock_mhz=float(sget(spec, "clocks.sm_mhz", 1755.0)))
             m["trace"]["sms"] = sorted(events.sms) if events.sms is not None else None
@@ -238,7 +238,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     g = stats.group("run")
     g.set("wall_seconds", wall)
     g.set("functional_wall_seconds", functional_s)
-    return RunResult(m, stats.to_frame(), outputs if want_outputs or check else None, chk, record.name, spec.name,
+    return RunResult(m, stats.to_frame(annotated=True), outputs if want_outputs or check else None, chk, record.name, spec.name,
                      mode, measured, events=events, spec=spec)
 
 
@@ -316,7 +316,7 @@ def _roofline(m: dict, spec, record=None, program=None, trace=None) -> dict:
     """analysis.roofline of the launch (useful FLOPs of the reference when known, else the executed tensor
     FLOPs of the trace; minimum DRAM bytes) with ``sim_over_bound`` = simulated / bound cycles, plus the
     achieved-DRAM-traffic fields."""
-    from warpgraph.runner.standin_units import sget
+    from warpgraph.runner.timing import sget
 
     out: dict = {}
     if record is not None:

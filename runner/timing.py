@@ -1,7 +1,8 @@
 """The timing pass: lower a Program to the SM core's static tables, build the units, replay the trace.
 
 ``run_timing(trace, spec, ...) -> TimingOutcome`` (metrics + Stats + clock issue cycles).
-Spec parameters are read with documented defaults (``sget``), so older/newer schemas degrade gracefully.
+The units come from the component graph (runner/machine.py): every role's class is the registered model of
+the kind the spec selects; tests may pass their own test doubles explicitly (``units=``).
 """
 from __future__ import annotations
 
@@ -11,19 +12,30 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from warpgraph.components import stalls as S
-from warpgraph.components.cta_scheduler import CtaScheduler, occupancy
+from warpgraph.components.cta_scheduler import occupancy
 from warpgraph.components.sass_cost import sass_per_ptx
 from warpgraph.components.sm_core import (INF, OPS, P_ALU, P_CBU, P_FMA, P_FP16, P_FP64, P_LSU, P_MIO, P_SFU,
                                           P_TENSOR, P_UNIFORM, CoreConfig, Group, SMCore, StaticTables)
 from warpgraph.components import sm_core as C
 from warpgraph.core.engine import ClockDomain, Engine, CycleLimitExceeded
-from warpgraph.core.errors import SimulationError
+from warpgraph.core.errors import SimulationError, UserError
 from warpgraph.core.stats import Stats
-from warpgraph.runner.standin_units import (StandinMbarrier, StandinMemory, StandinSharedMemory,
-                                            StandinTensorCore, StandinTma, sget)
 
 __all__ = ["lower", "core_config", "build_units", "run_timing", "TimingOutcome", "registers_per_thread",
-           "BundleBuilder"]
+           "BundleBuilder", "sget"]
+
+
+def sget(spec, path: str, default):
+    """``spec.a.b`` (attributes or dict keys) or ``default`` (tables and configs read from partial specs)."""
+    cur = spec
+    for part in path.split("."):
+        if cur is None:
+            return default
+        if isinstance(cur, dict):
+            cur = cur.get(part)
+        else:
+            cur = getattr(cur, part, None)
+    return default if cur is None else cur
 
 # Unit name -> (pipe, latencies-section key, stall reason of its results)
 _UNIT = {
@@ -347,41 +359,27 @@ class BundleBuilder:
         return True
 
 
-def build_units(spec, engine, units: str = "auto"):
-    """(mem, smem, tma, mbar, tc, names): the Contract-6 units, the registered model for each role's ``kind``
-    in the spec (core/registry.py); stand-ins where only a structural fallback is registered."""
-    from warpgraph.core.registry import registration
+def build_units(spec, engine, units="auto"):
+    """(mem, smem, tma, mbar, tc, names, machine): the Contract-6 units of ``spec``'s component graph
+    (runner/machine.py), or the objects ``units`` gives: a dict ``{"memory": ..., "shared_memory": ..., "tma": ...,
+    "mbarrier": ..., "tensor_core": ...}`` or a callable ``(spec, engine) -> dict`` (test doubles, chosen
+    explicitly; machine is then None)."""
+    from warpgraph.runner.machine import UNIT_ROLES, build_machine
 
-    names = {}
-
-    def real(role, method):
-        if units == "standin":
-            return None
-        kind = str(sget(spec, f"{role}.kind", "default"))
-        try:
-            reg = registration(role, kind)
-        except Exception:
-            reg = None
-        if reg is None or reg.fallback or not hasattr(reg.cls, method):
-            return None
-        return reg.cls
-
-    M = real("memory", "global_access")
-    mem = M(spec, engine) if M else StandinMemory(spec, engine)
-    names["memory"] = type(mem).__name__
-    SM = real("shared_memory", "access")
-    smem = SM(spec) if SM else StandinSharedMemory(spec)
-    names["shared_memory"] = type(smem).__name__
-    MB = real("mbarrier", "wait")
-    mbar = MB(spec, engine) if MB else StandinMbarrier(spec, engine)
-    names["mbarrier"] = type(mbar).__name__
-    TM = real("tma", "issue")
-    tma = TM(spec, engine, mem, mbar) if TM else StandinTma(spec, engine, mem, mbar)
-    names["tma"] = type(tma).__name__
-    TC = real("tensor_core", "mma_sync")
-    tc = TC(spec, engine) if TC else StandinTensorCore(spec, engine)
-    names["tensor_core"] = type(tc).__name__
-    return mem, smem, tma, mbar, tc, names
+    machine = None
+    if isinstance(units, str):
+        if units != "auto":
+            raise UserError(f"unknown units {units!r}", hint="'auto' (the models the spec selects); stand-ins exist "
+                            "only as test doubles under tests/")
+        machine = build_machine(spec, engine)
+        d = machine.units
+    else:
+        d = units(spec, engine) if callable(units) else dict(units)
+        missing = [r for r in UNIT_ROLES if r not in d]
+        if missing:
+            raise UserError(f"units lack {', '.join(missing)}", hint=f"objects for {', '.join(UNIT_ROLES)}")
+    names = {r: type(d[r]).__name__ for r in UNIT_ROLES}
+    return d["memory"], d["shared_memory"], d["tma"], d["mbarrier"], d["tensor_core"], names, machine
 
 
 @dataclass
@@ -453,7 +451,17 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
     if window is not None:
         cfg.window = int(window)
     eng = Engine(ClockDomain("sm", float(sget(spec, "clocks.sm_mhz", 1755.0))))
-    mem, smem, tma, mbar, tc, unit_names = build_units(spec, eng, units)
+    mem, smem, tma, mbar, tc, unit_names, machine = build_units(spec, eng, units)
+    if machine is not None and policy is None:
+        cfg.policy = machine.policy
+    elif policy is not None:
+        from warpgraph.core.registry import get_component
+
+        get_component("warp_scheduler", str(policy).lower(), location="timing.policy")
+    from warpgraph.components.cta_scheduler import CtaScheduler
+
+    cta_cls = machine.cta_scheduler_class if machine is not None else CtaScheduler
+    core_cls = machine.sm_class if machine is not None else SMCore
     if hasattr(mem, "write_back_ratio"):
         mem.write_back_ratio = float(getattr(trace, "write_back_ratio", 1.0))
     assignment = None
@@ -462,14 +470,14 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
         assignment = sample.assign(trace.n_ctas, cfg.n_sms, occ.ctas_per_sm)
         n_ctas_run = sum(len(v) for v in assignment.values())
         sample.scale_units(mem, cfg.n_sms)
-    sched = CtaScheduler.standalone(trace.n_ctas, cfg.n_sms, occ.ctas_per_sm,
+    sched = cta_cls.standalone(trace.n_ctas, cfg.n_sms, occ.ctas_per_sm,
                                     launch_latency_cycles=cfg.launch_latency, assignment=assignment)
     if sample is not None and hasattr(sample, "scheduler"):
         sched = sample.scheduler(sched)   # sampled mode: the mini-GPU's dynamic scheduler (runner/sampling.py)
     groups = BundleBuilder(trace, tables, bundle)
     probe = [0, trace.n_ctas - 1] if trace.n_ctas > 1 else [0]
     merge = groups.balanced(cfg.subpartitions, probe)
-    core = SMCore(eng, tables, cfg, n_ctas=n_ctas_run, warps_per_cta=trace.warps_per_cta,
+    core = core_cls(eng, tables, cfg, n_ctas=n_ctas_run, warps_per_cta=trace.warps_per_cta,
                   threads_per_cta=trace.threads_per_cta, stream_of=trace.warp_stream, scheduler=sched,
                   mem=mem, smem=smem, tma=tma, mbar=mbar, tc=tc, max_cycles=max_cycles, groups_of=groups,
                   merge_subpartitions=merge)
@@ -496,6 +504,7 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
                               hint="a bar.sync / mbarrier wait that can never complete (see the listed warps)")
     wall = time.perf_counter() - t_wall
     out = _outcome(core, eng, cfg, occ, tables, (mem, smem, tma, mbar, tc), unit_names, wall, spec)
+    _component_stats(out.stats, core, machine)
     m = out.metrics
     m["bundles"] = groups.bundles
     m["bundled"] = groups.bundle
@@ -531,6 +540,52 @@ def _attach_recorder(rec, core, units, cfg, spec, trace, assignment, occ) -> Non
     if mbar is not None and hasattr(mbar, "sm_of_key"):
         cta_sm = core.cta_sm
         mbar.sm_of_key = lambda key: cta_sm.get(int(key) >> 32, -1)
+
+
+def _component_stats(st: Stats, core, machine) -> None:
+    """Statistics per graph component (components/interfaces.py ROLE_STATS: units, descriptions): L1, crossbar,
+    L2 (hit / miss, per slice), HBM per channel, GX planes, per-SM stall counts; annotates every known row."""
+    from warpgraph.components.interfaces import stat_info
+
+    if machine is not None:
+        mem, parts = machine.units["memory"], machine.parts
+        g = st.group("l1")
+        for k, v in parts["l1"].stats(mem).items():
+            g.set(k, v)
+        g.set("hit_lines", core.l1_hit_lines)
+        g.set("miss_sectors", core.global_sectors)
+        g = st.group("xbar")
+        for k, v in parts["xbar"].stats(mem).items():
+            g.set(k, v)
+        g = st.group("l2")
+        miss = mem.dram_read_bytes / 32
+        g.set("read_bytes", mem.l2_read_bytes)
+        g.set("write_bytes", mem.l2_write_bytes)
+        g.set("read_miss_sectors", miss)
+        g.set("read_hit_sectors", max(0.0, mem.l2_read_bytes / 32 - miss))
+        for sl, d in parts["l2_slice"].stats(mem).items():
+            gs = st.group(f"l2.{sl}")
+            for k, v in d.items():
+                gs.set(k, v)
+        for ch, d in parts["hbm_channel"].stats(mem).items():
+            gs = st.group(f"hbm.{ch}")
+            for k, v in d.items():
+                gs.set(k, v)
+        dsm = parts["dsm"].stats()
+        for p in parts["dsm"].planes:
+            gs = st.group(f"fabric.gx{p.plane}")
+            gs.set("bytes", dsm.get(f"gx{p.plane}.bytes", 0))
+            gs.set("enabled", int(p.enabled))
+    for sm, row in enumerate(core.sm_stall):
+        if any(row):
+            g = st.group(f"sm{sm}.stalls")
+            for k, nme in enumerate(S.STALL_NAMES):
+                if row[k] and k != S.SELECTED:
+                    g.set(nme, row[k])
+    for c, s_, _ in st.rows():
+        info = stat_info(c, s_)
+        if info is not None:
+            st.annotate(c, s_, *info)
 
 
 def _unit_stats(u) -> dict:

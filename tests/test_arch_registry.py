@@ -32,19 +32,11 @@ def test_unknown_kind_lists_known():
     assert "wgmma" in ei.value.hint and "tcgen05" in ei.value.hint
 
 
-def test_real_model_replaces_fallback_and_duplicates_fail():
+def test_duplicates_fail_and_there_are_no_fallbacks():
     key = ("l2_slice", "test_only")
     try:
-        @register_component(role="l2_slice", kind="test_only", fallback=True)
-        class Fallback(Component):
-            pass
-
         @register_component(role="l2_slice", kind="test_only")
         class Real(Component):
-            pass
-
-        @register_component(role="l2_slice", kind="test_only", fallback=True)
-        class LateFallback(Component):
             pass
 
         assert get_component(*key) is Real
@@ -54,6 +46,20 @@ def test_real_model_replaces_fallback_and_duplicates_fail():
                 pass
     finally:
         registry._REGISTRY.pop(key, None)
+    with pytest.raises(TypeError):
+        register_component(role="l2_slice", kind="x", fallback=True)
+    # every registered class is a real model: none is a placeholder of the old structural fallbacks
+    assert not [r for r in registry.registrations() if r.cls.__name__.endswith("Fallback")]
+
+
+def test_every_role_has_a_complete_model():
+    """Each role's registered classes implement its interface (components/interfaces.py)."""
+    from warpgraph.components.interfaces import ROLE_INTERFACES, check_interface
+
+    for reg in registry.registrations():
+        if reg.role in ROLE_INTERFACES:
+            check_interface(reg.role, reg.kind, reg.cls)
+    assert set(ROLE_INTERFACES) <= set(registry.known_roles())
 
 
 @pytest.fixture
@@ -88,3 +94,90 @@ def test_variant_cleanup_leaves_schema_closed(tmp_path):
     p.write_text("name: sys\nextends: h200\ntensor_core:\n  kind: systolic\n")
     with pytest.raises(SpecError, match="systolic"):
         load_arch(p)
+
+
+def test_registering_with_spec_adds_the_variant(tmp_path):
+    """One registration step: ``register_component(..., spec=...)`` also opens the schema's variant union."""
+    from warpgraph.components.tma import TmaUnit
+
+    class SlowTma(S.DefaultTma):
+        kind: Literal["test_slow"] = "test_slow"
+        extra_gap_cycles: int = 3
+
+    @register_component(role="tma", kind="test_slow", spec=SlowTma)
+    class SlowTmaUnit(TmaUnit):
+        pass
+
+    try:
+        p = tmp_path / "slow.yaml"
+        p.write_text("name: slow\nextends: h200\ntma:\n  kind: test_slow\n")
+        spec = load_arch(p)
+        assert spec.tma.kind == "test_slow" and spec.tma.extra_gap_cycles == 3
+        assert spec.tma.admission_depth == S.DefaultTma().admission_depth
+    finally:
+        registry._REGISTRY.pop(("tma", "test_slow"), None)
+        S.VARIANT_FAMILIES["tma"][3].pop("test_slow")
+        S._rebuild_all()
+
+
+def test_a_model_missing_part_of_its_interface_is_an_error():
+    """A registered tensor-core kind without ``mma_sync`` is refused when the machine is built (no stand-in)."""
+    from warpgraph.core.engine import ClockDomain, Engine
+    from warpgraph.runner.machine import build_machine
+
+    class NoMmaTensorCore(S.WgmmaTensorCore):
+        kind: Literal["test_nomma"] = "test_nomma"
+
+    @register_component(role="tensor_core", kind="test_nomma", spec=NoMmaTensorCore)
+    class NoMmaUnit:
+        def __init__(self, spec, engine=None):
+            pass
+
+        def wgmma(self, *a):
+            return 0
+
+        def stats(self):
+            return {}
+
+    try:
+        spec = load_arch("h200", ["tensor_core.kind=test_nomma"])
+        with pytest.raises(SpecError) as ei:
+            build_machine(spec, Engine(ClockDomain("sm", 1755.0)))
+        msg = ei.value.format()
+        assert "tensor_core" in msg and "test_nomma" in msg and "mma_sync" in msg and "wgmma" in msg
+    finally:
+        registry._REGISTRY.pop(("tensor_core", "test_nomma"), None)
+        S.VARIANT_FAMILIES["tensor_core"][3].pop("test_nomma")
+        S._rebuild_all()
+
+
+def test_unknown_kind_names_role_kind_and_known_kinds(tmp_path):
+    p = tmp_path / "x.yaml"
+    p.write_text("name: x\nextends: h200\nsubpartition:\n  kind: nosuch\n")
+    with pytest.raises(SpecError) as ei:
+        load_arch(p)
+    msg = ei.value.format()
+    assert "subpartition" in msg and "nosuch" in msg and "default" in msg
+
+
+def test_roles_without_a_section_kind_are_selected_in_components():
+    """``components: {xbar: <kind>}`` selects a registered crossbar model for the machine built from the graph."""
+    from warpgraph.components.memory_parts import Crossbar
+    from warpgraph.core.engine import ClockDomain, Engine
+    from warpgraph.runner.machine import build_machine
+
+    @register_component(role="xbar", kind="test_wide")
+    class WideCrossbar(Crossbar):
+        def __init__(self, params, n_sm):
+            super().__init__(params, n_sm)
+            self.bpc *= 2
+            self.cap *= 2
+
+    try:
+        spec = load_arch("h200", ["components={xbar: test_wide}"])
+        m = build_machine(spec, Engine(ClockDomain("sm", 1755.0)))
+        assert type(m.parts["xbar"]) is WideCrossbar and m.graph.nodes["xbar"]["kind"] == "test_wide"
+        with pytest.raises(SpecError, match="not a role selected here"):
+            load_arch("h200", ["components={tma: default}"])
+    finally:
+        registry._REGISTRY.pop(("xbar", "test_wide"), None)

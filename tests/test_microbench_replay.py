@@ -357,7 +357,7 @@ def test_hbm_stream_read_bandwidth(arch, target):
     # of 4 and make the stream latency-bound (~2100 GB/s).
     import warpgraph
 
-    from warpgraph.runner.standin_units import sget
+    from warpgraph.runner.timing import sget
     from warpgraph.topologies import load_arch
 
     target = target or cal("hbm.bandwidth_gb_per_s")

@@ -14,7 +14,7 @@ def test_every_subpackage_is_listed():
     found = {"warpgraph"}
     for init in ROOT.rglob("__init__.py"):
         rel = init.parent.relative_to(ROOT)
-        if any(part.startswith(".") or part in ("tests", "build", "dist") or part.endswith(".egg-info")
+        if any(part.startswith(".") or part in ("tests", "build", "dist", "examples") or part.endswith(".egg-info")
                for part in rel.parts):
             continue
         if rel.parts:

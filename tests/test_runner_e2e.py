@@ -42,7 +42,7 @@ def test_completes_with_contract5_metrics(small_result):
     assert m["dram_write_bytes"] == 0
     json.loads(small_result.to_json(stats=True))
     df = small_result.stats
-    assert list(df.columns) == ["component", "stat", "value"]
+    assert list(df.columns) == ["component", "stat", "value", "unit", "description"]
     assert (df[(df.component == "gpu") & (df.stat == "cycles")].value == m["cycles"]).all()
 
 

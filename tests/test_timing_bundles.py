@@ -29,6 +29,18 @@ def small(request):
     return rec, tr, tol
 
 
+def _standins():
+    """The unit test doubles (tests/standin_units.py), loaded by path."""
+    import importlib.util
+    from pathlib import Path
+
+    p = Path(__file__).with_name("standin_units.py")
+    spec = importlib.util.spec_from_file_location("warpgraph_test_standin_units", p)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def test_bundled_cycles_match_per_warp(small):
     rec, tr, tol = small
     b = run_timing(tr, SPEC, record=rec, bundle=True).metrics
@@ -64,7 +76,7 @@ def test_divergent_warps_stay_separate_and_payloads_sum():
     groups = bb(0)
     assert [g.ws for g in groups] == [[0, 1, 2], [3]]
     assert groups[0].a0[1] == 12 and groups[0].a2[1] == 384 and groups[0].act[1] == 3
-    out = run_timing(tr, SPEC, units="standin", registers=32)
+    out = run_timing(tr, SPEC, units=_standins().units, registers=32)
     assert out.metrics["warp_instructions"] == 3 * 5 + 4
 
 
@@ -82,5 +94,5 @@ def test_mbarrier_payload_is_the_elected_warps():
 def test_clock_kernels_are_not_bundled():
     clk = I("mov", ("u32",), Kind.CLOCK, Unit.MISC, dsts=(1,), text="mov.u32 %r, %clock;")
     prog = kernel([clk, I("ret", (), Kind.EXIT, Unit.BRANCH)])
-    out = run_timing(trace(prog, 1, 8, payload=lambda g, p, i: (0, 0, 0, 0)), SPEC, units="standin", registers=32)
+    out = run_timing(trace(prog, 1, 8, payload=lambda g, p, i: (0, 0, 0, 0)), SPEC, units=_standins().units, registers=32)
     assert not out.metrics["bundled"] and len(out.clock_issue) == 8

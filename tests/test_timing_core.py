@@ -12,8 +12,23 @@ SPEC = load_arch("h200", overrides={"cta_scheduler.kernel_launch_latency_cycles"
 START = 4  # warp_start_latency (no_instruction) before a warp's first issue
 
 
+def _standins():
+    """The unit test doubles (tests/standin_units.py), loaded by path."""
+    import importlib.util
+    from pathlib import Path
+
+    p = Path(__file__).with_name("standin_units.py")
+    spec = importlib.util.spec_from_file_location("warpgraph_test_standin_units", p)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+STANDINS = _standins()
+
+
 def run(tr, **kw):
-    kw.setdefault("units", "standin")
+    kw.setdefault("units", STANDINS.units)
     kw.setdefault("registers", 32)
     return run_timing(tr, SPEC, **kw)
 

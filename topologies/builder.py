@@ -5,12 +5,16 @@ Nodes: ``gpc0``, ``gpc0.cpc0``, ``sm17``, ``sm17.sp2``, ``sm17.tma``, ``sm17.mba
 ``hbm.c4``, ``cta_scheduler``. Node attributes: ``role``, ``kind``, ``component`` (an instance from the
 registry, built with its YAML section as params) plus placement (``gpc``, ``cpc``, ``sm``, ``partition``...).
 Edges carry ``relation`` ("contains" | "link" | "dispatch"), ``latency_cycles`` and
-``bandwidth_bytes_per_cycle`` (None for containment). Memory links exist in both directions.
+``bandwidth_bytes_per_cycle`` (None for containment); ``link`` edges also carry a typed :class:`Link`
+(``edge["link"]``). Memory links exist in both directions. runner/machine.py builds the timing model from this
+graph: it instantiates each role's registered class (one object models all nodes of a role) and joins them along
+the links.
 SM placement follows the FlashGPU-sim / patent topology (paper III-D: GPC -> CPCs of 6 SM slots -> SMs).
 """
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
@@ -23,14 +27,47 @@ from warpgraph.core.registry import get_component
 from warpgraph.topologies.schema import ArchSpec
 
 __all__ = ["build_graph", "graph_summary", "sm_layout", "section_roles", "check_component_kinds",
-           "to_graphml", "to_dot"]
+           "to_graphml", "to_dot", "Link"]
+
+
+@dataclass(frozen=True)
+class Link:
+    """A typed port-to-port link (SST link / gem5 port pair): one-way latency in SM cycles and bandwidth in bytes
+    per SM cycle (None: not a bandwidth limit of its own)."""
+
+    src: str
+    dst: str
+    latency_cycles: int
+    bandwidth_bytes_per_cycle: float | None
 
 # YAML section -> (registry role, how to read its kind)
 SECTION_ROLES = {
     "subpartition": "subpartition", "cta_scheduler": "cta_scheduler", "tensor_core": "tensor_core",
     "tma": "tma", "mbarrier": "mbarrier", "shared_memory": "shared_memory", "l1": "l1", "l2": "l2_slice",
-    "hbm": "hbm_channel",
+    "hbm": "hbm_channel", "subpartition.scheduler": "warp_scheduler",
 }
+
+
+def _section(spec, section: str):
+    cur = spec
+    for part in section.split("."):
+        cur = getattr(cur, part)
+    return cur
+
+
+#: roles whose kind comes from ``ArchSpec.components`` (their sections have no kind of their own)
+MAPPED_ROLES = ("sm", "gpc", "cpc", "xbar", "gx_plane", "memory", "dsm")
+
+
+def role_kind(spec, role: str) -> str:
+    """Kind of a role without a section kind (``components: {role: kind}``; default ``default``)."""
+    return str((getattr(spec, "components", None) or {}).get(role, "default"))
+
+
+def section_kind(spec, section: str) -> str:
+    """The ``kind`` (``policy`` for the warp scheduler) a section selects."""
+    sec = _section(spec, section)
+    return str(getattr(sec, "policy" if section == "subpartition.scheduler" else "kind", "default"))
 
 
 def section_roles() -> dict[str, str]:
@@ -40,8 +77,16 @@ def section_roles() -> dict[str, str]:
 def check_component_kinds(spec: ArchSpec, locate=None) -> None:
     """Every section's ``kind`` must name a registered component (SpecError listing known kinds)."""
     for section, role in SECTION_ROLES.items():
-        kind = getattr(getattr(spec, section), "kind", "default")
-        loc = locate((section, "kind")) if locate else f"{spec.name} ({section}.kind)"
+        kind = section_kind(spec, section)
+        key = "policy" if section == "subpartition.scheduler" else "kind"
+        path = tuple(section.split(".")) + (key,)
+        loc = locate(path) if locate else f"{spec.name} ({section}.{key})"
+        get_component(role, kind, location=loc)
+    for role, kind in (getattr(spec, "components", None) or {}).items():
+        loc = locate(("components", role)) if locate else f"{spec.name} (components.{role})"
+        if role not in MAPPED_ROLES:
+            raise SpecError(f"components.{role}: {role!r} is not a role selected here", location=loc,
+                            hint=f"one of: {', '.join(MAPPED_ROLES)} (other roles: their section's kind)")
         get_component(role, kind, location=loc)
 
 
@@ -72,30 +117,38 @@ def build_graph(spec: ArchSpec) -> nx.DiGraph:
     """The component graph of ``spec``; node and edge counts follow from the spec (h200: 132 SMs x 4 sp)."""
     g = nx.DiGraph(name=spec.name, sm_mhz=spec.clocks.sm_mhz)
     cache: dict = {}
+    nodes: list = []   # added in bulk at the end (networkx is several times faster that way)
+    edges: list = []
+    by_role: dict[str, list[str]] = {}
 
     def node(name: str, role: str, kind: str, params: Any, **attrs) -> None:
-        g.add_node(name, role=role, kind=kind, component=_instantiate(role, kind, name, params, spec, cache), **attrs)
+        nodes.append((name, dict(role=role, kind=kind, component=_instantiate(role, kind, name, params, spec, cache),
+                                 **attrs)))
+        by_role.setdefault(role, []).append(name)
 
     def link(a: str, b: str, latency: int, bw: float | None, both: bool = True, **attrs) -> None:
-        g.add_edge(a, b, relation="link", latency_cycles=latency, bandwidth_bytes_per_cycle=bw, **attrs)
+        edges.append((a, b, dict(relation="link", latency_cycles=latency, bandwidth_bytes_per_cycle=bw,
+                                 link=Link(a, b, latency, bw), **attrs)))
         if both:
-            g.add_edge(b, a, relation="link", latency_cycles=latency, bandwidth_bytes_per_cycle=bw, **attrs)
+            edges.append((b, a, dict(relation="link", latency_cycles=latency, bandwidth_bytes_per_cycle=bw,
+                                     link=Link(b, a, latency, bw), **attrs)))
 
     def contains(a: str, b: str) -> None:
-        g.add_edge(a, b, relation="contains", latency_cycles=0, bandwidth_bytes_per_cycle=None)
+        edges.append((a, b, dict(relation="contains", latency_cycles=0, bandwidth_bytes_per_cycle=None)))
 
     f, l2, hbm = spec.fabric, spec.l2, spec.hbm
     near = [gi * l2.partitions // f.gpcs for gi in range(f.gpcs)]
 
     node("cta_scheduler", "cta_scheduler", spec.cta_scheduler.kind, spec.cta_scheduler)
-    node("xbar", "xbar", "default", f)
+    node("xbar", "xbar", role_kind(spec, "xbar"), f)
     for p in range(f.gx_planes):
-        node(f"gx{p}", "gx_plane", "default", f, plane=p)
+        node(f"gx{p}", "gx_plane", role_kind(spec, "gx_plane"), f, plane=p,
+             enabled=p < (f.gx_planes if f.gx_planes_enabled is None else f.gx_planes_enabled))
     for gi in range(f.gpcs):
-        node(f"gpc{gi}", "gpc", "default", f, gpc=gi, near_partition=near[gi])
+        node(f"gpc{gi}", "gpc", role_kind(spec, "gpc"), f, gpc=gi, near_partition=near[gi])
         for c in range(f.cpcs_per_gpc):
             cpc = f"gpc{gi}.cpc{c}"
-            node(cpc, "cpc", "default", f, gpc=gi, cpc=c)
+            node(cpc, "cpc", role_kind(spec, "cpc"), f, gpc=gi, cpc=c)
             contains(f"gpc{gi}", cpc)
             for p in range(f.gx_planes):
                 link(cpc, f"gx{p}", f.dsm_latency_cycles, f.dsm_links_per_cpc * f.dsm_link_bytes_per_cycle / f.gx_planes)
@@ -105,12 +158,14 @@ def build_graph(spec: ArchSpec) -> nx.DiGraph:
              ("l1", "l1", spec.l1)]
     for s, (gi, c) in enumerate(sm_layout(spec)):
         sm = f"sm{s}"
-        node(sm, "sm", "default", spec.sm, sm=s, gpc=gi, cpc=c, near_partition=near[gi])
+        node(sm, "sm", role_kind(spec, "sm"), spec.sm, sm=s, gpc=gi, cpc=c, near_partition=near[gi])
         contains(f"gpc{gi}.cpc{c}", sm)
-        g.add_edge("cta_scheduler", sm, relation="dispatch", latency_cycles=spec.cta_scheduler.launch_latency_cycles,
-                   bandwidth_bytes_per_cycle=None)
+        edges.append(("cta_scheduler", sm, dict(relation="dispatch",
+                                                latency_cycles=spec.cta_scheduler.launch_latency_cycles,
+                                                bandwidth_bytes_per_cycle=None)))
         for j in range(spec.sm.subpartitions):
-            node(f"{sm}.sp{j}", "subpartition", spec.subpartition.kind, spec.subpartition, sm=s, sp=j)
+            node(f"{sm}.sp{j}", "subpartition", spec.subpartition.kind, spec.subpartition, sm=s, sp=j,
+                 scheduler=spec.subpartition.scheduler.policy)
             contains(sm, f"{sm}.sp{j}")
         for suffix, role, params in units:
             node(f"{sm}.{suffix}", role, params.kind, params, sm=s)
@@ -120,13 +175,17 @@ def build_graph(spec: ArchSpec) -> nx.DiGraph:
 
     ch_bw = hbm.bandwidth_gb_per_s * 1e3 / spec.clocks.sm_mhz / hbm.channels  # bytes per SM cycle per channel
     for c in range(hbm.channels):
-        node(f"hbm.c{c}", "hbm_channel", hbm.kind, hbm, channel=c)
+        node(f"hbm.c{c}", "hbm_channel", hbm.kind, hbm, channel=c,
+             enabled=c < (hbm.channels if hbm.channels_enabled is None else hbm.channels_enabled))
     for s in range(l2.slices):
         part = s * l2.partitions // l2.slices
         node(f"l2.s{s}", "l2_slice", l2.kind, l2, slice=s, partition=part)
         link("xbar", f"l2.s{s}", l2.near_latency_cycles, l2.bytes_per_cycle_per_slice,
              far_extra_cycles=l2.far_latency_cycles - l2.near_latency_cycles)
         link(f"l2.s{s}", f"hbm.c{s * hbm.channels // l2.slices}", hbm.latency_cycles, ch_bw)
+    g.add_nodes_from(nodes)
+    g.add_edges_from(edges)
+    g.graph["nodes_by_role"] = by_role   # role -> node names, in creation order
     return g
 
 

@@ -418,6 +418,9 @@ def load_arch_dict(name_or_path: str | Path, overrides=None) -> tuple[dict, dict
 
 def load_arch(name_or_path: str | Path | ArchSpec = "h200", overrides: dict | list[str] | None = None) -> ArchSpec:
     """Load, merge, override and validate an architecture. User mistakes raise ``SpecError``."""
+    from warpgraph.core.registry import load_entry_points
+
+    load_entry_points()   # plugin components register their spec variants before anything is validated
     if isinstance(name_or_path, ArchSpec):
         if not overrides:
             return name_or_path

@@ -22,6 +22,7 @@ __all__ = [
     "ArchSpec", "Section", "register_variant", "variant_kinds", "VARIANT_FAMILIES",
     "ClocksSpec", "SmSpec", "SubpartitionSpec", "GtoScheduler", "LrrScheduler", "CtaSchedulerSpec",
     "RoundRobinCtaScheduler", "TensorCoreBase", "MmaSyncTensorCore", "WgmmaTensorCore", "Tcgen05TensorCore",
+    "IdealQueueTensorCore", "spec_model", "ROLE_FAMILIES",
     "MmaTiming", "TmaSpec", "DefaultTma", "MbarrierSpec", "SharedMemorySpec", "L1Spec", "L2Spec", "HbmSpec",
     "FabricSpec", "UnitTiming", "LatenciesSpec",
 ]
@@ -179,6 +180,13 @@ class WgmmaTensorCore(TensorCoreBase):
         "it and slows the other instructions issued meanwhile (0 = no slowdown)")
 
 
+class IdealQueueTensorCore(WgmmaTensorCore):
+    """What-if (paper V-G, FA-2-async): Hopper's tensor core with an unbounded queue between instruction issue and
+    the MMA pipe (as ``ideal_issue_queue: true``)."""
+
+    kind: Literal["ideal_queue"] = "ideal_queue"
+
+
 class Tcgen05TensorCore(TensorCoreBase):
     """Blackwell datacenter: tcgen05.mma with accumulators in TMEM."""
 
@@ -305,6 +313,8 @@ class HbmSpec(Section):
     size_bytes: PosInt = 85899345920
     channels: PosInt = 80
     bandwidth_gb_per_s: PosFloat = 3350.0
+    channels_enabled: PosInt | None = Field(None, description="channels left enabled (None = all; a what-if: the "
+                                            "bandwidth scales by channels_enabled / channels)")
     latency_cycles: Cycles = Field(298, description="added to an L2 hit latency on a miss")
     efficiency: float = Field(0.9, gt=0, le=1, description="sustainable fraction of peak bandwidth")
     write_cost_factor: float = Field(1.0, ge=1, description="channel time of a written byte in read-byte units "
@@ -397,6 +407,9 @@ class ArchSpec(Section):
     fabric: FabricSpec = Field(default_factory=FabricSpec)
     latencies: LatenciesSpec = Field(default_factory=LatenciesSpec)
     sources: dict[str, str] = Field(default_factory=dict, description="free-form: key -> where a number came from")
+    components: dict[str, str] = Field(default_factory=dict, description="kind of the roles whose section has no "
+                                       "kind of its own: sm, gpc, cpc, xbar, gx_plane, memory, dsm (default: "
+                                       "'default'); e.g. {xbar: my_crossbar} selects a registered crossbar model")
 
     @model_validator(mode="after")
     def _cross(self):
@@ -421,16 +434,28 @@ class ArchSpec(Section):
 # family -> (owner model, field, tag key, {tag: model}, default tag)
 VARIANT_FAMILIES: dict[str, tuple[type[BaseModel], str, str, dict[str, type[BaseModel]], str]] = {
     "tensor_core": (ArchSpec, "tensor_core", "kind",
-                    {"mma_sync": MmaSyncTensorCore, "wgmma": WgmmaTensorCore, "tcgen05": Tcgen05TensorCore}, "wgmma"),
+                    {"mma_sync": MmaSyncTensorCore, "wgmma": WgmmaTensorCore, "tcgen05": Tcgen05TensorCore,
+                     "ideal_queue": IdealQueueTensorCore}, "wgmma"),
     "tma": (ArchSpec, "tma", "kind", {"default": DefaultTma}, "default"),
     "cta_scheduler": (ArchSpec, "cta_scheduler", "kind", {"round_robin": RoundRobinCtaScheduler}, "round_robin"),
     "subpartition.scheduler": (SubpartitionSpec, "scheduler", "policy",
                                {"gto": GtoScheduler, "lrr": LrrScheduler}, "gto"),
+    "mbarrier": (ArchSpec, "mbarrier", "kind", {"default": MbarrierSpec}, "default"),
+    "shared_memory": (ArchSpec, "shared_memory", "kind", {"default": SharedMemorySpec}, "default"),
+    "l1": (ArchSpec, "l1", "kind", {"default": L1Spec}, "default"),
+    "l2": (ArchSpec, "l2", "kind", {"default": L2Spec}, "default"),
+    "hbm": (ArchSpec, "hbm", "kind", {"default": HbmSpec}, "default"),
 }
+
+#: component role (core/registry.py) -> the variant family its spec section belongs to
+ROLE_FAMILIES = {"tma": "tma", "tensor_core": "tensor_core", "cta_scheduler": "cta_scheduler",
+                 "warp_scheduler": "subpartition.scheduler", "mbarrier": "mbarrier", "shared_memory": "shared_memory",
+                 "l1": "l1", "l2_slice": "l2", "hbm_channel": "hbm"}
 
 # stand-in models used when a family's section is absent from the YAML
 _DEFAULT_FACTORIES = {"tensor_core": WgmmaTensorCore, "tma": DefaultTma, "cta_scheduler": RoundRobinCtaScheduler,
-                      "subpartition.scheduler": GtoScheduler}
+                      "subpartition.scheduler": GtoScheduler, "mbarrier": MbarrierSpec,
+                      "shared_memory": SharedMemorySpec, "l1": L1Spec, "l2": L2Spec, "hbm": HbmSpec}
 
 
 def _tag_of(key: str, default: str):
@@ -482,4 +507,35 @@ def variant_kinds(family: str) -> list[str]:
     return sorted(VARIANT_FAMILIES[family][3])
 
 
+def spec_model(role: str, kind: str) -> type[BaseModel] | None:
+    """The parameter section (pydantic model) of component ``(role, kind)``: its variant model, or the role's
+    common section (e.g. ``fabric`` for ``gpc``); None if the role has no section."""
+    fam = ROLE_FAMILIES.get(role)
+    if fam is not None:
+        return VARIANT_FAMILIES[fam][3].get(kind)
+    common = {"gpc": FabricSpec, "cpc": FabricSpec, "xbar": FabricSpec, "gx_plane": FabricSpec, "dsm": FabricSpec,
+              "sm": SmSpec, "subpartition": SubpartitionSpec, "memory": L2Spec}
+    return common.get(role)
+
+
+def _on_component_spec(reg) -> None:
+    """A component registered with ``spec=`` (core/registry.py) adds its section to the variant union: one
+    registration step for model and parameters."""
+    fam = ROLE_FAMILIES.get(reg.role)
+    if fam is None:
+        raise ValueError(f"component {reg.role}/{reg.kind}: role {reg.role!r} has no spec variants "
+                         f"(roles with variants: {', '.join(sorted(ROLE_FAMILIES))})")
+    key = VARIANT_FAMILIES[fam][2]
+    tag = reg.spec.model_fields[key].default if key in reg.spec.model_fields else None
+    if tag != reg.kind:
+        raise ValueError(f"component {reg.role}/{reg.kind}: its spec {reg.spec.__name__}.{key} must default to "
+                         f"{reg.kind!r} (a Literal), not {tag!r}")
+    if VARIANT_FAMILIES[fam][3].get(tag) is not reg.spec:
+        register_variant(fam, reg.spec)
+
+
 _rebuild_all()
+
+from warpgraph.core.registry import on_spec_registered  # noqa: E402  (core: no import of ours back)
+
+on_spec_registered(_on_component_spec)

@@ -1,12 +1,37 @@
-"""Simple stand-ins for the Contract-6 timing units (used when the real ones in ``warpgraph.components`` are
-missing, and by the SM-core tests so that they pin the core's behaviour, not the units'). Each is a handful of
-"next-free" servers with fixed latencies read from the arch spec (documented defaults)."""
+"""Test doubles for the Contract-6 timing units: the SM-core tests pass them explicitly
+(``run_timing(..., units=standin_units.units)``) so that they pin the core's behaviour, not the units'. Each is a
+handful of "next-free" servers with fixed latencies read from the arch spec. Never used by a production run
+(runner/machine.py builds the registered models). Load with :func:`load` (pytest runs in importlib mode)."""
 from __future__ import annotations
 
 from math import ceil
 
 __all__ = ["StandinMemory", "StandinSharedMemory", "StandinTma", "StandinMbarrier", "StandinTensorCore",
-           "sget"]
+           "sget", "units", "load"]
+
+
+def load():
+    """This module, imported by path (tests are not a package)."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    name = "warpgraph_test_standin_units"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, Path(__file__))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def units(spec, engine) -> dict:
+    """The five stand-ins, as ``run_timing(units=...)`` takes them."""
+    mem = StandinMemory(spec, engine)
+    mbar = StandinMbarrier(spec, engine)
+    return {"memory": mem, "shared_memory": StandinSharedMemory(spec, engine), "mbarrier": mbar,
+            "tma": StandinTma(spec, engine, mem, mbar), "tensor_core": StandinTensorCore(spec, engine)}
 
 
 def sget(spec, path: str, default):

@@ -1,0 +1,266 @@
+"""The interface of every role of the component graph, defined once (``typing.Protocol``) and checked when a
+machine is built (runner/machine.py): a registered class that lacks part of its role's interface is a
+SpecError naming role, kind, the class and what is missing — never a silent stand-in.
+
+The timing roles are "timestamp servers" (Contract 6 of docs/design.md): a call carries the requester's cycle
+``t`` and returns the cycle the work is done; they keep their mutable state in plain lists indexed by SM so that
+one object models every graph node of its role (``sm17.tma`` ... are one :class:`TmaModel`), as the graph maps
+them. Structural roles (``gpc``, ``cpc``) only group nodes; their interface is a description.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from warpgraph.core.errors import SpecError
+
+__all__ = ["ROLE_INTERFACES", "ROLE_SECTIONS", "check_interface", "interface_members", "ROLE_STATS"]
+
+
+@runtime_checkable
+class StructuralModel(Protocol):
+    """A node that groups others (GPC, CPC): no timing of its own."""
+
+    def describe(self) -> dict: ...
+
+
+@runtime_checkable
+class SmModel(Protocol):
+    """The SM core: replays warp bundles through its sub-partitions and the units (components/sm_core.py)."""
+
+    def start(self) -> None: ...
+    def finished(self) -> bool: ...
+    def stuck_report(self, limit: int = 20) -> str: ...
+
+
+@runtime_checkable
+class WarpSchedulerModel(Protocol):
+    """Issue policy of a sub-partition's warp scheduler (``policy`` is the SM core's issue-order rule)."""
+
+    policy: str
+
+
+@runtime_checkable
+class SubpartitionModel(Protocol):
+    """One of an SM's sub-partitions: its warp scheduler and issue rate."""
+
+    scheduler: Any
+    issue_per_cycle: int
+
+
+@runtime_checkable
+class CtaSchedulerModel(Protocol):
+    def setup(self, n_ctas: int, n_sms: int, ctas_per_sm: int, **kw): ...
+    def initial(self) -> list: ...
+    def on_retire(self, sm: int): ...
+
+
+@runtime_checkable
+class SharedMemoryModel(Protocol):
+    def access(self, t: int, sm: int, wavefronts: int, nbytes: int) -> int: ...
+    def stats(self) -> dict: ...
+
+
+@runtime_checkable
+class MbarrierModel(Protocol):
+    def init(self, key: int, count: int, t: int) -> None: ...
+    def arrive(self, key: int, t: int, arrivals: int = 1, tx_bytes: int = 0) -> None: ...
+    def complete_tx(self, key: int, nbytes: int, t: int) -> None: ...
+    def wait(self, key: int, phase: int, t: int, op: str = "try_wait", hint=None, wake=None): ...
+    def stats(self) -> dict: ...
+
+
+@runtime_checkable
+class TmaModel(Protocol):
+    def issue(self, t: int, sm: int, warp: int, nbytes: int, inb_bytes: int, dram_bytes: int, mbar_key: int,
+              store: bool) -> int: ...
+    def bulk_group_done(self, sm: int, warp: int, n_pending_allowed: int): ...
+    def stats(self) -> dict: ...
+
+
+@runtime_checkable
+class TensorCoreModel(Protocol):
+    def mma_sync(self, t: int, sm: int, sp: int, shape_key: str, flops: int = 0): ...
+    def wgmma(self, t, sm, wg_key, flops, smem_bytes, n, a_from_regs, dtype="f16"): ...
+    def stats(self) -> dict: ...
+
+
+@runtime_checkable
+class MemoryModel(Protocol):
+    """The global-memory path (L1 -> crossbar -> L2 slices -> HBM channels), composed of the four parts below."""
+
+    def global_access(self, t: int, sm: int, op: str, sectors: int, dram_sectors: int, lines: int,
+                      nbytes: int, warps: int = 1) -> int: ...
+    def bulk(self, t: int, sm: int, l2_bytes: int, dram_bytes: int, write: bool, t_end=None) -> int: ...
+    def stats(self) -> dict: ...
+
+
+@runtime_checkable
+class L1Model(Protocol):
+    """Per-SM L1/LSU data port and its miss-status registers."""
+
+    bytes_per_cycle: float
+    mshrs: int
+    def stats(self, mem) -> dict: ...
+
+
+@runtime_checkable
+class CrossbarModel(Protocol):
+    """Per-SM crossbar response port: ``response`` returns when the last byte of a response has passed it."""
+
+    def response(self, sm: int, t: float, arrive: float, nbytes: int) -> float: ...
+    def stats(self, mem) -> dict: ...
+
+
+@runtime_checkable
+class L2SliceModel(Protocol):
+    """The L2 slices (near / far partitions, address hash): bandwidth servers per partition."""
+
+    servers: list
+    near_latency: int
+    far_latency: int
+    def split(self, sm: int, lines: int) -> tuple: ...
+    def stats(self, mem) -> dict: ...
+
+
+@runtime_checkable
+class HbmChannelModel(Protocol):
+    """The HBM channels behind the L2 partitions."""
+
+    servers: list
+    latency: int
+    def stats(self, mem) -> dict: ...
+
+
+@runtime_checkable
+class FabricModel(Protocol):
+    """SM-to-SM (distributed shared memory) traffic over the CPCs' links to the GX planes."""
+
+    def transfer(self, t: int, src_sm: int, dst_sm: int, nbytes: int, op: str = "store") -> int: ...
+    def stats(self) -> dict: ...
+
+
+@runtime_checkable
+class GxPlaneModel(Protocol):
+    """One GX switch plane: its link capacity per CPC (0 when disabled)."""
+
+    enabled: bool
+    link_bytes_per_cycle: float
+
+
+ROLE_INTERFACES: dict[str, type] = {
+    "gpc": StructuralModel, "cpc": StructuralModel, "sm": SmModel, "subpartition": SubpartitionModel,
+    "warp_scheduler": WarpSchedulerModel, "cta_scheduler": CtaSchedulerModel, "shared_memory": SharedMemoryModel,
+    "mbarrier": MbarrierModel, "tma": TmaModel, "tensor_core": TensorCoreModel, "memory": MemoryModel,
+    "l1": L1Model, "xbar": CrossbarModel, "l2_slice": L2SliceModel, "hbm_channel": HbmChannelModel,
+    "dsm": FabricModel, "gx_plane": GxPlaneModel,
+}
+
+#: role -> the ArchSpec section holding its parameters (``kind`` selects the class)
+ROLE_SECTIONS: dict[str, str] = {
+    "gpc": "fabric", "cpc": "fabric", "sm": "sm", "subpartition": "subpartition",
+    "warp_scheduler": "subpartition.scheduler", "cta_scheduler": "cta_scheduler", "shared_memory": "shared_memory",
+    "mbarrier": "mbarrier", "tma": "tma", "tensor_core": "tensor_core", "memory": "l1, fabric, l2, hbm", "l1": "l1",
+    "xbar": "fabric", "l2_slice": "l2", "hbm_channel": "hbm", "dsm": "fabric", "gx_plane": "fabric",
+}
+
+#: role -> statistics its model emits in ``RunResult.stats`` (group name pattern, stat -> unit, description);
+#: ``{i}`` stands for an index (SM, slice, channel, plane)
+ROLE_STATS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
+    "sm": {"sm{i}": {"active_cycles": ("cycles", "cycles the SM had a resident CTA"),
+                     "end_cycle": ("cycle", "cycle its last CTA retired"),
+                     "warp_instructions": ("instructions", "SASS warp-instructions issued"),
+                     "warp_resident_cycles": ("warp-cycles", "sum over cycles of resident warps")},
+           "sm{i}.stalls": {"<reason>": ("warp-cycles", "cycles a warp of this SM was held for the reason "
+                                         "(components/stalls.py; Nsight smsp__pcsamp reasons)")},
+           "gpu.stalls": {"<reason>": ("warp-cycles", "the SMs' stall counts summed")}},
+    "l1": {"l1": {"requests": ("requests", "global ld/st/atom/cp.async requests sent on to L2"),
+                  "hit_lines": ("lines", "128-B lines of ld.global served by L1 (the trace's per-CTA L1 model)"),
+                  "miss_sectors": ("sectors", "32-B sectors requested from L2 (L1 misses, stores, cp.async)"),
+                  "mshr_stall_cycles": ("cycles", "request cycles spent waiting for a free miss-status register")}},
+    "xbar": {"xbar": {"request_bytes": ("bytes", "bytes from the SMs to the L2 slices (ld/st/atom, TMA)"),
+                      "response_bytes": ("bytes", "ld/atom/cp.async data through the SMs' response ports")}},
+    "l2_slice": {"l2": {"read_hit_sectors": ("sectors", "read sectors served by L2"),
+                        "read_miss_sectors": ("sectors", "read sectors that missed to HBM"),
+                        "read_bytes": ("bytes", "bytes read at the slices (lts__t reads)"),
+                        "write_bytes": ("bytes", "bytes written at the slices")},
+                 "l2.s{i}": {"read_bytes": ("bytes", "bytes read at this slice (partition traffic spread evenly "
+                                            "over its slices)"),
+                             "write_bytes": ("bytes", "bytes written at this slice"),
+                             "busy_cycles": ("cycles", "busy cycles of the slice's partition server")}},
+    "hbm_channel": {"hbm.c{i}": {"read_bytes": ("bytes", "DRAM bytes read through this channel"),
+                                 "write_bytes": ("bytes", "DRAM bytes written through this channel"),
+                                 "busy_cycles": ("cycles", "busy cycles of the channel's partition server")}},
+    "gx_plane": {"fabric.gx{i}": {"bytes": ("bytes", "DSM bytes carried by this GX plane"),
+                                  "enabled": ("flag", "1 if the plane is enabled")}},
+    "tma": {"tma": {"loads": ("transactions", "bulk tensor loads"), "stores": ("transactions", "bulk stores"),
+                    "bytes_loaded": ("bytes", "box bytes loaded"), "bytes_stored": ("bytes", "box bytes stored"),
+                    "admission_stall_cycles": ("cycles", "cycles transactions waited for admission"),
+                    "generator_busy_cycles": ("cycles", "request-generator busy cycles"),
+                    "merged_bytes": ("bytes", "bytes merged into another SM's outstanding L2 fill")}},
+    "shared_memory": {"shared_memory": {"accesses": ("accesses", "shared-memory warp accesses"),
+                                        "wavefronts": ("wavefronts", "bank wavefronts"),
+                                        "bytes": ("bytes", "bytes moved"),
+                                        "queue_cycles": ("cycles", "cycles accesses waited for the pipe")}},
+    "mbarrier": {"mbarrier": {"waits": ("waits", "test_wait / try_wait calls"), "polls": ("polls", "re-polls"),
+                              "phases": ("phases", "completed barrier phases"),
+                              "wait_cycles": ("cycles", "cycles waiters were blocked"),
+                              "barriers": ("barriers", "barriers initialised")}},
+    "tensor_core": {"tensor_core": {"mma_sync.count": ("instructions", "mma.sync issued"),
+                                    "mma_sync.flops": ("flop", "mma.sync FLOPs"),
+                                    "mma_sync.busy_cycles": ("cycles", "mma.sync pipe busy cycles"),
+                                    "async.count": ("instructions", "wgmma / tcgen05.mma issued"),
+                                    "async.flops": ("flop", "asynchronous MMA FLOPs"),
+                                    "async.busy_cycles": ("cycles", "asynchronous MMA service cycles")}},
+}
+
+
+_PATTERNS: list = []
+_GROUP_STATS: dict = {}   # group name -> its stats table (memo)
+
+
+def stat_info(group: str, stat: str) -> tuple[str, str] | None:
+    """(unit, description) of statistic ``stat`` of group ``group`` (``l2.s17``, ``sm3.stalls``), or None."""
+    stats = _GROUP_STATS.get(group, False)
+    if stats is False:
+        import re
+
+        if not _PATTERNS:
+            for groups in ROLE_STATS.values():
+                for pat, st in groups.items():
+                    _PATTERNS.append((re.compile(re.escape(pat).replace(r"\{i\}", r"\d+")), st))
+        stats = next((st for rx, st in _PATTERNS if rx.fullmatch(group)), None)
+        _GROUP_STATS[group] = stats
+    if stats is None:
+        return None
+    return stats.get(stat) or stats.get("<reason>")
+
+
+def interface_members(role: str) -> list[str]:
+    """Attribute and method names of ``role``'s interface."""
+    proto = ROLE_INTERFACES.get(role)
+    if proto is None:
+        return []
+    names = set(getattr(proto, "__annotations__", {}))
+    names |= {k for k, v in vars(proto).items() if callable(v) and not k.startswith("_")}
+    return sorted(names)
+
+
+def check_interface(role: str, kind: str, obj, *, location: str | None = None) -> None:
+    """SpecError if ``obj`` (a class or an instance) lacks part of ``role``'s interface."""
+    proto = ROLE_INTERFACES.get(role)
+    if proto is None:
+        from warpgraph.core.registry import known_roles
+
+        raise SpecError(f"role {role!r} has no interface", location=location,
+                        hint=f"one of: {', '.join(sorted(ROLE_INTERFACES))} (known roles: {', '.join(known_roles())})")
+    members = interface_members(role)
+    if isinstance(obj, type):   # a class: its methods (data members are set by the constructor)
+        members = [m for m in members if callable(getattr(proto, m, None))]
+    missing = [m for m in members if not hasattr(obj, m)]
+    if missing:
+        cls = obj if isinstance(obj, type) else type(obj)
+        from warpgraph.core.registry import known_kinds
+
+        raise SpecError(f"{role} kind {kind!r} ({cls.__module__}.{cls.__qualname__}) lacks {', '.join(missing)} "
+                        f"of the {role} interface ({proto.__name__})", location=location,
+                        hint=f"a complete {role} model; registered kinds: {', '.join(known_kinds(role))}")
