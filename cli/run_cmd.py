@@ -36,6 +36,11 @@ def run_command(
     utilization: Optional[Path] = typer.Option(None, "--utilization", help="Plot tensor / TMA / HBM / L2 / issue "
                                                "utilisation over time to this PNG (traced SMs; HBM/L2 GPU-wide)."),
     bucket: int = typer.Option(1000, "--bucket", help="Cycles per --utilization bucket."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Functional-pass step budget (default "
+                                            "5,000,000; 0 = no limit): a kernel that loops past it stops with an "
+                                            "error naming the stuck warps."),
+    max_wall_seconds: Optional[float] = typer.Option(None, "--max-wall-seconds", help="Functional-pass wall-clock "
+                                                     "budget in seconds (default 900; 0 = no limit)."),
 ) -> None:
     """Simulate a launch record on an architecture."""
     from warpgraph.core.errors import UserError
@@ -49,7 +54,8 @@ def run_command(
     res = simulate(record, arch, mode=mode, overrides=list(set_) or None, max_cycles=max_cycles,
                    want_outputs=save_outputs is not None, check=check, trace_path=trace,
                    trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
-                   record_events=want_events, bundle=False if no_bundle else None)
+                   record_events=want_events, bundle=False if no_bundle else None, max_steps=max_steps,
+                   max_wall_seconds=max_wall_seconds)
     if utilization is not None:
         from warpgraph.analysis.utilization import plot_utilization
 
@@ -61,8 +67,13 @@ def run_command(
         import numpy as np
 
         save_outputs.mkdir(parents=True, exist_ok=True)
+        root = save_outputs.resolve()
         for name, arr in res.outputs.items():
-            np.save(save_outputs / f"{name}.npy", np.asarray(arr))
+            dst = (save_outputs / f"{name}.npy").resolve()
+            if dst.parent != root or "/" in name or "\\" in name:   # names come from the record: stay inside DIR
+                raise UserError(f"buffer name {name!r} would be written outside {save_outputs}",
+                                location="--save-outputs", hint="buffer names that are plain file names")
+            np.save(dst, np.asarray(arr))
     if as_json:
         typer.echo(res.to_json(stats=stats))
     else:
