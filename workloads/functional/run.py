@@ -218,6 +218,7 @@ def _run_batch(ex, b: Batch, steps0: int):
                 progress = 0
                 continue
             if blocked:
+                _check_aligned_barriers(ex, b, blocked, live)
                 for pc_, m in blocked.items():
                     groups[pc_ + 1] = groups[pc_ + 1] | m if pc_ + 1 in groups else m
                 blocked = {}
@@ -399,3 +400,29 @@ def _stuck_error(ex, b, what, pc, act, groups, blocked, spinning, deferred, *, h
                      f"{ids}{more}")
     msg = f"{what}; stuck warps:\n" + "\n".join(lines) if lines else what
     return SimulationError(msg, location=prog.location(pc), hint=hint)
+
+
+def _check_aligned_barriers(ex, b, blocked, live):
+    """``bar.sync`` (= ``barrier.sync.aligned``) must be executed by all non-exited threads of a warp at the same
+    instruction (PTX ISA, bar.sync): a warp whose threads wait at different barriers (or some wait while others
+    are elsewhere) is divergent, which hangs or corrupts on hardware."""
+    insts = ex.program.instructions
+    W = b.W
+    for pc, m in blocked.items():
+        inst = insts[pc]
+        if not (inst.opcode == "bar.sync" or "aligned" in inst.mods):
+            continue
+        m2 = m.reshape(W, 32)
+        at = m2.any(axis=1)
+        bad = at & (live.reshape(W, 32) & ~m2).any(axis=1)
+        if bad.any():
+            w = int(np.flatnonzero(bad)[0])
+            n_at, n_live = int(m2[w].sum()), int(live.reshape(W, 32)[w].sum())
+            others = [q for q, mm in blocked.items() if q != pc and mm.reshape(W, 32)[w].any()]
+            where = (f"the others wait at pc {others[0]} ({ex.program.location(others[0])})" if others
+                     else "the others are not at a barrier")
+            raise SimulationError(f"divergent {inst.opcode}: only {n_at} of the {n_live} threads of CTA "
+                                  f"{int(b.ctas[w // b.wpc])} warp {w % b.wpc} reach it; {where}",
+                                  location=ex.program.location(pc),
+                                  hint="bar.sync executed by every non-exited thread of a warp (uniform control "
+                                       "flow), or barrier.sync without .aligned")
