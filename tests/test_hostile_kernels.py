@@ -1,9 +1,5 @@
 """Hostile kernels (issue 21): every one stops with a located SimulationError / PTXError (exit 2 through the CLI),
 never a hang, a traceback or a silent completion."""
-import contextlib
-import io
-import json
-
 import numpy as np
 import pytest
 
@@ -11,46 +7,23 @@ from warpgraph.core.errors import PTXError, RecordError, SimulationError, UserEr
 from warpgraph.runner.simulate import simulate
 from warpgraph.workloads.functional import run_functional
 from warpgraph.workloads.functional.run import DEFAULT_MAX_STEPS, DEFAULT_MAX_WALL_SECONDS
-from warpgraph.workloads.record import record_from_dict
 
-HEAD = ".version 8.7\n.target sm_90a\n.address_size 64\n"
-REGS = " .reg .pred %p<8>;\n .reg .b32 %r<64>;\n .reg .b64 %rd<16>;\n .reg .f32 %f<32>;\n"
-PRE = (" ld.param.u64 %rd1, [k_p0];\n mov.u32 %r1, %tid.x;\n mov.u32 %r2, %ctaid.x;\n mov.u32 %r3, %ntid.x;\n"
-       " mad.lo.s32 %r4, %r2, %r3, %r1;\n mul.wide.u32 %rd2, %r4, 4;\n add.s64 %rd3, %rd1, %rd2;\n")
+def _helpers():
+    import importlib.util
+    import pathlib
+    import sys
 
-
-def kernel(body, directives=""):
-    return (HEAD + ".extern .shared .align 16 .b8 smem[];\n"
-            f".visible .entry k(.param .u64 k_p0){directives}\n{{\n" + REGS + PRE + body + "\n ret;\n}\n")
-
-
-def record(body, *, grid=(1, 1, 1), block=(64, 1, 1), shared=0, directives="", params=None, n=4096):
-    return record_from_dict({"format": "launch-record/1", "name": "hostile", "entry": "k", "grid": list(grid),
-                             "block": list(block), "shared_bytes": shared,
-                             "buffers": {"out": {"dtype": "uint32", "shape": [n], "init": "zeros"}},
-                             "params": params or [{"ptr": "out"}]}, ptx_text=kernel(body, directives))
+    name = "_warpgraph_hostile_helpers"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, pathlib.Path(__file__).with_name("_hostile_helpers.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules[name] = mod
+    return sys.modules[name]
 
 
-def write_record(d, body, **kw):
-    rec = record(body, **kw)
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "kernel.ptx").write_text(rec.ptx_text())
-    (d / "launch.json").write_text(json.dumps(rec.to_json_dict()))
-    return d
-
-
-def cli(argv):
-    """``warpgraph ARGV`` in-process: (exit code, stdout, stderr)."""
-    from warpgraph.cli.main import main
-
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(argv))
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    return code, out.getvalue(), err.getvalue()
+_H = _helpers()
+HEAD, kernel, record, write_record, cli = _H.HEAD, _H.kernel, _H.record, _H.write_record, _H.cli
 
 
 LOOP = "SPIN:\n add.s32 %r5, %r5, 1;\n bra.uni SPIN;\n"

@@ -54,6 +54,9 @@ def arch_path(name_or_path: str | Path, relative_to: Path | None = None) -> Path
             return cand.resolve()
     if p.is_file():
         return p.resolve()
+    if p.exists():
+        raise SpecError(f"architecture {s!r} is not a regular file (a folder, FIFO or device)",
+                        location=str(relative_to) if relative_to else None, hint="a path to a YAML file")
     raise SpecError(f"architecture {s!r} not found",
                     location=str(relative_to) if relative_to else None,
                     hint=f"a bundled name ({', '.join(list_archs())}) or a path to a YAML file")

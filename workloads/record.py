@@ -104,16 +104,19 @@ class Buffer(_Strict):
 
     @field_validator("shape")
     @classmethod
-    def _shape_range(cls, v):
+    def _shape_range(cls, v, info):
         import math
 
         if len(v) > 8:
             raise ValueError(f"buffer has rank {len(v)}; at most 8 dimensions")
         if any(x < 0 for x in v):
             raise ValueError("buffer dimensions must be >= 0")
+        d = DTYPES.get((info.data or {}).get("dtype"))
         n = math.prod(v)  # Python integers: no int64 overflow
-        if n * 8 > MAX_BUFFER_BYTES:
-            raise ValueError(f"buffer of shape {v} has {n:,} elements, over the limit of {MAX_BUFFER_BYTES:,} bytes")
+        nbytes = n * (d.itemsize if d else 8)
+        if nbytes > MAX_BUFFER_BYTES:
+            raise ValueError(f"buffer of shape {v} is {nbytes:,} bytes, over the limit of {MAX_BUFFER_BYTES:,} "
+                             "bytes per record")
         return v
 
     @property
