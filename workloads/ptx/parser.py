@@ -735,8 +735,21 @@ def _width(inst):
 
 
 def parse_ptx(text: str, filename: str = "kernel.ptx") -> Module:
-    """Parse PTX text into a :class:`Module`; raises :class:`PTXError` naming ``filename:LINE``."""
-    return _Parser(text, filename).parse()
+    """Parse PTX text into a :class:`Module`; raises :class:`PTXError` naming ``filename:LINE`` (also for malformed
+    input the parser did not anticipate: never a raw exception)."""
+    p = None
+    try:
+        p = _Parser(text, filename)
+        return p.parse()
+    except PTXError:
+        raise
+    except RecursionError:
+        line = p.peek().line if p is not None and getattr(p, "toks", None) else 1
+        raise PTXError("PTX nested too deeply", location=f"{filename}:{line}", hint="well-formed PTX") from None
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError, OverflowError, struct.error) as e:
+        line = p.peek().line if p is not None and getattr(p, "toks", None) else 1
+        raise PTXError(f"malformed PTX ({type(e).__name__}: {e})", location=f"{filename}:{line}",
+                       hint="PTX as the ISA defines it (an operand, type or directive is out of place)") from None
 
 
 TYPE_SIZES = _TYPE_SIZES
