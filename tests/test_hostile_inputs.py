@@ -205,6 +205,7 @@ def test_yaml_fifo_is_refused(tmp_path):
     ("clocks.sm_mhz=.inf", "finite"), ("hbm.bandwidth_gb_per_s=.inf", "finite"), ("clocks.l2_mhz=.nan", "finite"),
     ("sm.shared_carveouts_kib=[-8, 16]", "out of range"), ("fabric.gx_planes_enabled=3", "gx_planes"),
     ("latencies.fp32.latency_cycles=1000000000000", "out of range"), ("hbm.efficiency=2", "out of range"),
+    ("cta_scheduler.launch_latency_cycles=10000000", "out of range"),
     ("tma.admission_depth=1e300", "integer"), ("fabric.gx_planes_enabled=99", "out of range"),
 ])
 def test_spec_strict_types_and_physical_ranges(override, what):

@@ -186,3 +186,9 @@ def test_simulate_checks_block_against_reqntid():
         simulate(rec, "h200", mode="functional")
     ok = record(" st.global.b32 [%rd3], %r1;\n", directives="\n.reqntid 64", block=(64, 1, 1))
     simulate(ok, "h200", mode="functional")
+
+
+@pytest.mark.parametrize("line", [" add.s64 %r5, %r1, %r2;", " mov.b32 %rd5, %r1;", " and.b64 %rd5, %rd1, %r2;"])
+def test_register_width_mismatch_is_a_ptx_error(line):
+    with pytest.raises(PTXError, match="bits"):
+        run_functional(record(line + "\n"), max_steps=10_000)
