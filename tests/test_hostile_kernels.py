@@ -192,3 +192,10 @@ def test_simulate_checks_block_against_reqntid():
 def test_register_width_mismatch_is_a_ptx_error(line):
     with pytest.raises(PTXError, match="bits"):
         run_functional(record(line + "\n"), max_steps=10_000)
+
+
+def test_cli_validate_max_steps_flag(tmp_path):
+    write_record(tmp_path / "recs" / "loop", LOOP)
+    code, out, err = cli(["validate", str(tmp_path / "recs"), "--max-steps", "1000", "--out", str(tmp_path / "v")])
+    assert code == 1, (out, err)
+    assert "step limit 1,000" in out + err

@@ -44,6 +44,7 @@ class _Exec:
 
         self.max_wall_seconds = max_wall_seconds
         self.max_trace_bytes = max_trace_bytes
+        self.trace_bytes_done = 0   # trace bytes of the finished batches
         self.t_start = t_start if t_start is not None else time.perf_counter()
         self.fast_tma = fast_tma
         self.exact_tensor = exact_tensor
@@ -156,6 +157,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
             total_wi += wi
             steps += st
             if b.trace is not None:
+                ex.trace_bytes_done += _batch_trace_bytes(b.trace)
                 b.trace.finish()
     trace = None
     if want_trace:
@@ -354,12 +356,15 @@ def _run_batch(ex, b: Batch, steps0: int):
     return n_wi, steps
 
 
-def _trace_bytes(ex) -> int:
-    n = 0
-    for bt in ex.batches:
-        if bt.payloads is not None:
-            n += len(bt.payloads) * bt.W * 32 + len(bt.mask_part) * bt.W * 2 + len(bt._pc or ()) * 24
-    return n
+def _batch_trace_bytes(bt) -> int:
+    """Bytes a batch's trace holds while it is recorded (payload rows, masks, per-step ids)."""
+    if bt is None or bt.payloads is None:
+        return 0
+    return len(bt.payloads) * bt.W * 32 + len(bt.mask_part) * bt.W * 2 + len(bt._pc or ()) * 24
+
+
+def _trace_bytes(ex, b=None) -> int:
+    return ex.trace_bytes_done + (_batch_trace_bytes(b.trace) if b is not None else 0)
 
 
 def _check_budgets(ex, b, pc, act, *pools):
@@ -372,7 +377,7 @@ def _check_budgets(ex, b, pc, act, *pools):
                                pc, act, *pools, hint="a kernel that ends; or raise the budget: --max-wall-seconds S "
                                                      "(simulate(max_wall_seconds=S); 0 = no limit)")
     if ex.max_trace_bytes is not None and ex.want_trace:
-        n = _trace_bytes(ex)
+        n = _trace_bytes(ex, b)
         if n > ex.max_trace_bytes:
             raise _stuck_error(ex, b, f"functional trace grew past {ex.max_trace_bytes:,} bytes ({n:,})", pc, act,
                                *pools, hint="a kernel that ends; or raise the budget: "
