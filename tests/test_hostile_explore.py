@@ -84,3 +84,17 @@ def test_workers_never_import_from_the_working_directory(tmp_path, monkeypatch):
         p.wait(timeout=120)
     assert not marker.exists()
     assert all(p.returncode != 0 for p in procs)     # the module is not importable: a user error, as with 1 worker
+
+
+@pytest.mark.timeout(30)
+def test_study_yaml_alias_bomb_and_bad_bytes(tmp_path):
+    lines = ["name: b", 'a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for prev, cur in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 9) + "]")
+    p = tmp_path / "b.yaml"
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.raises(warpgraph.UserError, match="aliases"):
+        load_study(p)
+    p.write_bytes(b"name: x\nbase: \xff\n")
+    with pytest.raises(warpgraph.UserError, match="byte offset 14"):
+        load_study(p)

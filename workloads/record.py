@@ -362,11 +362,9 @@ class LaunchRecord(BaseModel):
         if self._measured is False:
             self._measured = None
             if self._dir is not None and (self._dir / "measured.json").is_file():
-                try:
-                    self._measured = json.loads((self._dir / "measured.json").read_text())
-                except json.JSONDecodeError as e:
-                    raise RecordError(f"measured.json is not valid JSON: {e.msg}",
-                                      location=f"{self._dir / 'measured.json'}:{e.lineno}") from None
+                f = self._dir / "measured.json"
+                self._measured = parse_json_text(read_user_text(f, what="measured.json", error=RecordError,
+                                                                max_bytes=MAX_RECORD_FILE_BYTES), str(f))
         return self._measured
 
     def tensormaps(self) -> list[tuple[int, TensorMapSpec]]:
