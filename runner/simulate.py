@@ -30,7 +30,7 @@ def _bool(v) -> bool:
 _TIMING_KEYS = {"policy": str, "units": str, "n_sms": int, "registers": int, "shared_bytes": int, "bundle": _bool,
                 "window": int}
 #: valid ranges / choices of the runner knobs and the SASS issue-slot overrides (checked before simulating)
-_TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0, 1 << 24), "window": (1, 1 << 30)}
+_TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0, 1 << 24), "window": (0, 1 << 30)}
 _TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto", "standin")}
 _SASS_RANGE = (0, 1 << 16)
 
