@@ -199,3 +199,13 @@ def test_cli_validate_max_steps_flag(tmp_path):
     code, out, err = cli(["validate", str(tmp_path / "recs"), "--max-steps", "1000", "--out", str(tmp_path / "v")])
     assert code == 1, (out, err)
     assert "step limit 1,000" in out + err
+
+
+def test_wgmma_with_f32_inputs_is_a_located_error():
+    acc = ",".join(f"%r{20 + i}" for i in range(32))
+    body = (" mov.b64 %rd6, 0;\n wgmma.fence.sync.aligned;\n"
+            f" wgmma.mma_async.sync.aligned.m64n64k8.f32.f32.f32 {{{acc}}}, %rd6, %rd6, 1, 1, 1, 0, 0;\n"
+            " wgmma.commit_group.sync.aligned;\n wgmma.wait_group.sync.aligned 0;\n")
+    with pytest.raises(UserError) as ei:
+        run_functional(record(body, block=(128, 1, 1)), max_steps=10_000)
+    assert ei.value.location.startswith("kernel.ptx:")
