@@ -209,3 +209,10 @@ def test_wgmma_with_f32_inputs_is_a_located_error():
     with pytest.raises(UserError) as ei:
         run_functional(record(body, block=(128, 1, 1)), max_steps=10_000)
     assert ei.value.location.startswith("kernel.ptx:")
+
+
+def test_negative_budget_is_a_user_error(tmp_path):
+    d = write_record(tmp_path / "ok", " st.global.b32 [%rd3], %r1;\n")
+    for flag in ("--max-steps", "--max-wall-seconds"):
+        code, _, err = cli(["run", str(d), flag, "-1"])
+        assert code == 2 and flag in err, err

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.errors import PTXError, RecordError, SimulationError
+from ...core.errors import PTXError, RecordError, SimulationError, UserError
 from ..ptx.isa import Kind
 from ..ptx.model import Label
 from .executor import Batch
@@ -108,11 +108,12 @@ class _Exec:
 
 
 def _budget(value, default, name):
-    """None -> the default; 0 or a negative value -> no limit; else a positive number."""
+    """None -> the default; 0 -> no limit; else a positive number (a negative one is an error)."""
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise SimulationError(f"{name} must be a number, got {value!r}", hint=f"a positive {name}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+        raise UserError(f"{name} must be a positive number (0 = no limit), got {value!r}",
+                        location=f"--{name.replace('_', '-')}", hint=f"a positive {name}, or 0 for no limit")
     return value if value > 0 else None
 
 
