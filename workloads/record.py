@@ -17,6 +17,7 @@ Every problem raises :class:`~warpgraph.core.errors.RecordError` naming the file
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal, Union
 
@@ -42,7 +43,7 @@ MAX_PTX_BYTES = 64 << 20
 MAX_SHARED_BYTES = 1 << 24
 #: JSON nesting depth of a launch.json
 MAX_JSON_DEPTH = 64
-_BUFFER_NAME_RE = __import__("re").compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,127}")
+_BUFFER_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,127}")
 
 
 # --------------------------------------------------------------------------------------------- dtypes
