@@ -83,6 +83,16 @@ def test_ptx_path_must_stay_inside_the_record_folder(tmp_path, ptx):
     with pytest.raises(RecordError) as ei:
         load_record(d).ptx_text()
     assert "root:" not in str(ei.value)       # never echoes /etc/passwd
+    assert "inside" in str(ei.value)
+
+
+def test_ptx_outside_the_folder_is_never_read(tmp_path):
+    (tmp_path / "secret.txt").write_text("root:x:0:0:secret\n")
+    d = rec_dir(tmp_path / "a", with_ptx=False, ptx="../../secret.txt")
+    with pytest.raises(RecordError) as ei:
+        load_record(d).ptx_text()
+    assert "root:x" not in str(ei.value) and "0:0:secret" not in str(ei.value)
+    assert "inside" in str(ei.value)
 
 
 def test_ptx_symlink_outside_is_refused(tmp_path):
