@@ -47,6 +47,11 @@ def run_command(
                                        "(with provenance), stats.csv/.parquet (with units)."),
     seed: int = typer.Option(0, "--seed", help="Seed of sampled mode's SM sample."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress display on stderr."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Functional-pass step budget (default "
+                                            "5,000,000; 0 = no limit): a kernel that loops past it stops with an "
+                                            "error naming the stuck warps."),
+    max_wall_seconds: Optional[float] = typer.Option(None, "--max-wall-seconds", help="Functional-pass wall-clock "
+                                                     "budget in seconds (default 900; 0 = no limit)."),
 ) -> None:
     """Simulate a launch record on an architecture."""
     from warpgraph.core.errors import UserError
@@ -70,7 +75,8 @@ def run_command(
         res = simulate(rec, arch, mode=mode, overrides=list(set_) or None, max_cycles=max_cycles,
                        want_outputs=save_outputs is not None, check=check, trace_path=trace,
                        trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
-                       record_events=want_events, bundle=False if no_bundle else None, seed=seed,
+                       record_events=want_events, bundle=False if no_bundle else None, seed=seed, max_steps=max_steps,
+                       max_wall_seconds=max_wall_seconds,
                        on_phase=lambda name: bar.phase(f"{rec.name} on {arch}: {name}"))
     prov = _provenance(res, rec, arch, set_, seed, mode, record_path)
     if utilization is not None:
@@ -84,8 +90,13 @@ def run_command(
         import numpy as np
 
         save_outputs.mkdir(parents=True, exist_ok=True)
+        root = save_outputs.resolve()
         for name, arr in res.outputs.items():
-            np.save(save_outputs / f"{name}.npy", np.asarray(arr))
+            dst = (save_outputs / f"{name}.npy").resolve()
+            if dst.parent != root or "/" in name or "\\" in name:   # names come from the record: stay inside DIR
+                raise UserError(f"buffer name {name!r} would be written outside {save_outputs}",
+                                location="--save-outputs", hint="buffer names that are plain file names")
+            np.save(dst, np.asarray(arr))
     if out is not None:
         from warpgraph.cli.run_record import write_run_dir
 

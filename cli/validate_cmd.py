@@ -94,7 +94,8 @@ def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] 
                  out: Optional[Path] = None, mode: str = "timing", jobs: int = 1, filter_: Optional[str] = None,
                  *, simulate_fn: Callable | None = None, roofline_fn: Callable | None = None, console=None,
                  measured_clock: bool = True, against: Optional[Path] = None,
-                 fmt: OutputFormat | str = OutputFormat.table, quiet: bool = False) -> int:
+                 fmt: OutputFormat | str = OutputFormat.table, quiet: bool = False, max_steps: Optional[int] = None,
+                 max_wall_seconds: Optional[float] = None) -> int:
     """The command's body; returns the exit code (raises ``UserError`` for user errors). ``fmt`` table prints
     tables and messages on stdout; csv / json print only the data on stdout (messages go to stderr)."""
     from warpgraph.analysis import validate as V
@@ -131,6 +132,12 @@ def run_validate(directory: Optional[Path], arch: str = "h200", set_: list[str] 
 
         arch_ov, _, _ = split_overrides(list(set_ or []) or None)
         load_arch(arch, overrides=arch_ov)
+    if simulate_fn is None and (max_steps is not None or max_wall_seconds is not None):
+        import functools
+
+        from warpgraph import simulate
+
+        simulate_fn = functools.partial(simulate, max_steps=max_steps, max_wall_seconds=max_wall_seconds)
     out = Path(out) if out is not None else Path(f"validation-{Path(arch).stem}")
     if against is not None:
         against = V.baseline_path(against)      # fail before simulating anything
@@ -218,13 +225,18 @@ def validate_command(
     fmt: OutputFormat = typer.Option(OutputFormat.table, "--format", "-f", help="table (rich tables), csv or "
                                      "json (only the data on stdout; messages on stderr)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar on stderr."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Functional-pass step budget per record "
+                                            "(default 5,000,000; 0 = no limit)."),
+    max_wall_seconds: Optional[float] = typer.Option(None, "--max-wall-seconds", help="Functional-pass wall-clock "
+                                                     "budget per record in seconds (default 900; 0 = no limit)."),
 ) -> None:
     """Simulate every launch record of a folder and compare with measured.json (MAPE, bias, r, scatter plot)."""
     from warpgraph.core.errors import UserError
 
     try:
         code = run_validate(directory, arch, set_, out, mode.value, jobs, filter_, measured_clock=not spec_clock,
-                            against=against, fmt=fmt, quiet=quiet)
+                            against=against, fmt=fmt, quiet=quiet, max_steps=max_steps,
+                            max_wall_seconds=max_wall_seconds)
     except UserError as e:
         from warpgraph.cli.main import print_error
 

@@ -304,12 +304,21 @@ def _find_line(data, path) -> int | None:
     return line
 
 
-def _plain(x):
-    """ruamel round-trip objects -> plain python."""
+_MAX_NODES, _MAX_DEPTH = 100_000, 32   # alias expansion / nesting limits of a study file (issue 21)
+
+
+def _plain(x, _budget=None, _depth=0):
+    """ruamel round-trip objects -> plain python (aliases expanded within limits: an alias bomb is refused)."""
+    if _budget is None:
+        _budget = [_MAX_NODES]
+    _budget[0] -= 1
+    if _budget[0] < 0 or _depth > _MAX_DEPTH:
+        raise _spec_error(f"study YAML expands to more than {_MAX_NODES:,} values or nests deeper than "
+                          f"{_MAX_DEPTH} levels (aliases / anchors)", None, "a plain study file")
     if isinstance(x, dict):
-        return {str(k): _plain(v) for k, v in x.items()}
+        return {str(k): _plain(v, _budget, _depth + 1) for k, v in x.items()}
     if isinstance(x, list):
-        return [_plain(v) for v in x]
+        return [_plain(v, _budget, _depth + 1) for v in x]
     if isinstance(x, bool) or x is None:
         return x
     if isinstance(x, int):
@@ -341,6 +350,8 @@ def parse_study(text: str, file: str | Path | None = None) -> StudySpec:
     fname = fpath.name if fpath else "<study>"
     try:
         data = YAML(typ="rt").load(io.StringIO(text))
+    except RecursionError:
+        raise _spec_error("study YAML nested too deeply", fname, "a plain study file") from None
     except YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{fname}:{mark.line + 1}" if mark else fname
@@ -387,7 +398,9 @@ def load_study(path: str | Path) -> StudySpec:
     p = Path(path)
     if not p.is_file():
         raise _spec_error(f"study file not found: {path}")
-    return parse_study(p.read_text(), p)
+    from warpgraph.core.errors import read_user_text
+
+    return parse_study(read_user_text(p, what="study file", max_bytes=4 << 20, error=StudyError), p)
 
 
 # ------------------------------------------------------------------------------------ resolution

@@ -63,7 +63,67 @@ def open_storage(url_or_path: str | Path):
 
     s = s.removeprefix("file://")
     Path(s).parent.mkdir(parents=True, exist_ok=True)
+    repair_journal(s)
     return optuna.storages.JournalStorage(JournalFileBackend(s))
+
+
+def repair_journal(path: str | Path) -> str | None:
+    """Make a journal file safe to read and append to (under Optuna's own journal lock, so no live writer is cut).
+
+    A torn last line (a write interrupted by ``kill -9`` or a full disk) is moved to ``<journal>.torn`` and the
+    file truncated to its last complete line (a complete JSON record that only lacks its newline gets one), so
+    resuming never appends to it. A corrupt line before the end is refused with its line number and a repair
+    command. Returns a note of what was repaired (None when nothing was)."""
+    from optuna.storages.journal import JournalFileSymlinkLock
+
+    p = Path(path)
+    if not p.is_file() or p.stat().st_size == 0:
+        return None
+    lock = JournalFileSymlinkLock(str(p))
+    lock.acquire()
+    try:
+        data = p.read_bytes()
+        end = data.rfind(b"\n") + 1          # bytes up to the last newline are complete lines
+        body, tail = data[:end], data[end:]
+        import json
+
+        lines = body.splitlines()
+        first = 1 if len(body) <= 16 << 20 else max(1, len(lines))  # big journals: check the last line only
+        for i, line in enumerate(lines[first - 1:], start=first):
+            try:
+                json.loads(line)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                raise warpgraph.UserError(
+                    "study journal is corrupt (not a JSON record)", location=f"{p}:{i}",
+                    hint=f"keep its first {i - 1} lines (trials recorded after them are lost): "
+                         f"head -n {i - 1} {p} > {p}.fixed && mv {p}.fixed {p}") from None
+        if not tail:
+            return None
+        n = body.count(b"\n") + 1
+        try:
+            json.loads(tail)
+            complete = True
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            complete = False
+        if complete:
+            with open(p, "ab") as f:
+                f.write(b"\n")
+                f.flush()
+                os.fsync(f.fileno())
+            note = f"study journal {p}: line {n} lacked its newline (added)"
+        else:
+            with open(f"{p}.torn", "ab") as f:
+                f.write(tail + b"\n")
+            with open(p, "r+b") as f:
+                f.truncate(end)
+                f.flush()
+                os.fsync(f.fileno())
+            note = (f"study journal {p}: torn last line {n} ({len(tail)} bytes, an interrupted write) moved to "
+                    f"{p}.torn; the study resumes from line {n - 1}")
+        print(f"warning: {note}", file=sys.stderr)
+        return note
+    finally:
+        lock.release()
 
 
 def _pg_driver(url: str) -> str:
@@ -471,13 +531,19 @@ def run_study(spec: StudySpec | str | Path, storage: str | None = None, *, worke
     return study
 
 
+_SAFE_PATH_FLAGS = ("-P",) if sys.version_info >= (3, 11) else ()
+
+
 def spawn_workers(spec: StudySpec, url: str, n: int, *, trials: int | None = None,
                   timeout_s: float | None = None, first_index: int = 1) -> list[subprocess.Popen]:
     if spec.file is None:
         raise _spec_error("--workers needs a study file (workers re-read it)")
     procs = []
     for i in range(n):
-        cmd = [sys.executable, "-m", "warpgraph.explore.worker", str(spec.file), "--storage", url,
+        # -P: the current directory is not put on the workers' import path (as in the coordinating process,
+        # `python:mod:fn` names import the same modules with 1 or N workers); PYTHONSAFEPATH for the same on
+        # interpreters that pass it on
+        cmd = [sys.executable, *_SAFE_PATH_FLAGS, "-m", "warpgraph.explore.worker", str(spec.file), "--storage", url,
                "--worker-index", str(first_index + i)]
         if trials:
             cmd += ["--trials", str(trials)]

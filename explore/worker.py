@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+
+# never import from the current directory (``python -m`` puts it first on the path; spawn_workers passes -P, this
+# covers interpreters / launchers without it): a worker resolves `python:mod:fn` exactly like the coordinator
+if not getattr(sys.flags, "safe_path", False) and sys.path and sys.path[0] in ("", os.getcwd()):
+    del sys.path[0]
 
 
 def main(argv=None) -> int:

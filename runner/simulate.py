@@ -29,10 +29,42 @@ def _bool(v) -> bool:
 
 _TIMING_KEYS = {"policy": str, "n_sms": int, "registers": int, "shared_bytes": int, "bundle": _bool,
                 "window": int}
+#: valid ranges / choices of the runner knobs and the SASS issue-slot overrides (checked before simulating)
+_TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0, 1 << 24), "window": (0, 1 << 30)}
+_TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto", "standin")}
+_SASS_RANGE = (0, 1 << 16)
+
+
+def _int_knob(k: str, v, lo: int, hi: int) -> int:
+    if isinstance(v, bool):
+        raise UserError(f"{k}={v!r} is not an integer", location=f"--set {k}", hint=f"an integer in [{lo}, {hi}]")
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if not isinstance(v, int):
+        try:
+            v = int(str(v).strip().replace("_", ""), 0)
+        except ValueError:
+            raise UserError(f"{k}={v!r} is not an integer", location=f"--set {k}",
+                            hint=f"an integer in [{lo}, {hi}]") from None
+    if not lo <= v <= hi:
+        raise UserError(f"{k}={v} out of range", location=f"--set {k}", hint=f"an integer in [{lo}, {hi}]")
+    return v
+
+
+def _timing_knob(k: str, name: str, v):
+    if name in _TIMING_RANGES:
+        return _int_knob(k, v, *_TIMING_RANGES[name])
+    if name in _TIMING_CHOICES:
+        if str(v) not in _TIMING_CHOICES[name]:
+            raise UserError(f"{k}={v!r} is not a valid choice", location=f"--set {k}",
+                            hint="one of " + ", ".join(_TIMING_CHOICES[name]))
+        return str(v)
+    return _TIMING_KEYS[name](v)
 
 
 def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
-    """(arch overrides, timing knobs, sass overrides). Accepts a dict or a list of ``k=v`` strings."""
+    """(arch overrides, timing knobs, sass overrides). Accepts a dict or a list of ``k=v`` strings.
+    Knob values are checked (type and range: ``timing.window=-5`` is an error, not a hang)."""
     if not overrides:
         return None, {}, {}
     items = list(overrides.items()) if isinstance(overrides, dict) else []
@@ -48,9 +80,12 @@ def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
             name = k[len("timing."):]
             if name not in _TIMING_KEYS:
                 raise UserError(f"unknown timing knob {k!r}", hint=f"one of: {', '.join('timing.' + n for n in _TIMING_KEYS)}")
-            timing[name] = _TIMING_KEYS[name](v)
+            timing[name] = _timing_knob(k, name, v)
         elif k.startswith("sass."):
-            sass[k[len("sass."):]] = int(v)
+            if not k[len("sass."):]:
+                raise UserError(f"override {k!r} names no SASS opcode", location=f"--set {k}",
+                                hint="sass.<opcode>=N, e.g. sass.div=20")
+            sass[k[len("sass."):]] = _int_knob(k, v, *_SASS_RANGE)
         else:
             arch[k] = v
     if isinstance(overrides, dict):
@@ -112,7 +147,8 @@ def _reads_clock(program) -> bool:
 def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", overrides=None, max_cycles: int | None = None,
              want_outputs: bool = False, check: bool = False, seed: int = 0, trace_path=None, sample=None,
              max_steps: int | None = None, bundle: bool | None = None, trace_window=None, trace_sms=None,
-             record_events: bool = False, trace_max_events: int = 2_000_000, on_phase=None) -> RunResult:
+             record_events: bool = False, trace_max_events: int = 2_000_000, on_phase=None,
+             max_wall_seconds: float | None = None) -> RunResult:
     """Simulate one launch record on an architecture (Contract 5).
 
     Tracing (timing / sampled modes): ``trace_path`` writes a Chrome/Perfetto trace-event JSON (``.json`` or
@@ -120,7 +156,10 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     CTAs) over ``trace_window=(t0, t1)`` cycles (default: the whole run). ``record_events=True`` (implied by
     ``trace_path``) keeps the recorded events on the result (``RunResult.events``, ``RunResult.utilization()``).
     Tracing never changes the simulated cycles. ``on_phase(name)``, when given, is called as each phase starts
-    ("loading", "functional pass", "timing pass", "writing trace"; the CLI's progress display)."""
+    ("loading", "functional pass", "timing pass", "writing trace"; the CLI's progress display).
+
+    Budgets of the functional pass: ``max_steps`` / ``max_wall_seconds`` (None: the defaults of
+    ``workloads.functional.run``; 0: no limit); past one, a ``SimulationError`` names the stuck warps."""
     from warpgraph.topologies import load_arch
     from warpgraph.workloads.record import LaunchRecord, load_record
 
@@ -135,13 +174,15 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     arch_ov, knobs, sass_ov = split_overrides(overrides)
     spec = load_arch(arch, overrides=arch_ov)
     program = record.program()
+    record.validate_against(program)   # params vs the PTX .param list, block vs .reqntid/.maxntid
     measured = getattr(record, "measured", None)
     compute = bool(want_outputs or check)
     chk = None
 
     if mode == "functional":
         phase("functional pass")
-        fres = _run_functional(record, program, want_trace=False, compute_values=True, max_steps=max_steps)
+        fres = _run_functional(record, program, want_trace=False, compute_values=True, max_steps=max_steps,
+                               max_wall_seconds=max_wall_seconds)
         outputs = fres.outputs
         if check:
             chk = _check(record, outputs)
@@ -165,7 +206,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     t_f = time.perf_counter()
     l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
     l1cap = _l1_bytes_per_cta(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"))
-    fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
+    fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps, max_wall_seconds=max_wall_seconds,
                            l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
     functional_s = time.perf_counter() - t_f
     trace = fres.trace
@@ -188,7 +229,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
             oracle = _clock_oracle(out.clock_issue)
             placed = dict(getattr(out.core, "placed", {}) or {})
             fres2 = _run_functional(record, program, want_trace=True, compute_values=True, clock_oracle=oracle,
-                                    max_steps=max_steps, sm_of_cta=(lambda c, _p=placed: _p.get(c, 0)),
+                                    max_steps=max_steps, max_wall_seconds=max_wall_seconds, sm_of_cta=(lambda c, _p=placed: _p.get(c, 0)),
                                     l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
             n2 = int(getattr(fres2, "dynamic_warp_instructions", 0) or 0)
             if n2 == n_prev or fres2.trace is None:

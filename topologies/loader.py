@@ -54,6 +54,9 @@ def arch_path(name_or_path: str | Path, relative_to: Path | None = None) -> Path
             return cand.resolve()
     if p.is_file():
         return p.resolve()
+    if p.exists():
+        raise SpecError(f"architecture {s!r} is not a regular file (a folder, FIFO or device)",
+                        location=str(relative_to) if relative_to else None, hint="a path to a YAML file")
     raise SpecError(f"architecture {s!r} not found",
                     location=str(relative_to) if relative_to else None,
                     hint=f"a bundled name ({', '.join(list_archs())}) or a path to a YAML file")
@@ -64,10 +67,23 @@ def _label(p: Path) -> str:
 
 
 # --- YAML with line numbers -----------------------------------------------------------------------------
+#: limits on an architecture YAML (user input): file size, nesting depth, nodes after alias expansion
+MAX_YAML_BYTES = 4 << 20
+MAX_YAML_DEPTH = 32
+MAX_YAML_NODES = 200_000
+
+
 def _read_yaml(p: Path) -> CommentedMap:
+    from warpgraph.core.errors import read_user_text
+
+    text = read_user_text(p, what="architecture YAML", max_bytes=MAX_YAML_BYTES, error=SpecError,
+                          location=_label(p))
     yaml = YAML(typ="rt")
     try:
-        data = yaml.load(p.read_text())
+        data = yaml.load(text)
+    except RecursionError:
+        raise SpecError("YAML nested too deeply", location=_label(p),
+                        hint=f"at most {MAX_YAML_DEPTH} levels of nesting") from None
     except MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         loc = f"{_label(p)}:{mark.line + 1}" if mark else _label(p)
@@ -75,15 +91,28 @@ def _read_yaml(p: Path) -> CommentedMap:
     except YAMLError as e:
         raise SpecError(f"invalid YAML: {e}", location=_label(p), hint="well-formed YAML") from None
     if data is None:
-        data = CommentedMap()
+        raise SpecError("the file is empty (or only comments)", location=f"{_label(p)}:1",
+                        hint="keys such as name:, extends: h200, sm:, tma:")
     if not isinstance(data, dict):
         raise SpecError("top level is not a mapping", location=f"{_label(p)}:1",
                         hint="keys such as name:, extends:, sm:, tma:")
     return data
 
 
-def _plain(node: Any, label: str, prefix: Path_, locs: dict) -> Any:
-    """Convert ruamel nodes to plain Python, recording ``locs[path] = "file:line"``."""
+def _plain(node: Any, label: str, prefix: Path_, locs: dict, budget: list | None = None) -> Any:
+    """Convert ruamel nodes to plain Python, recording ``locs[path] = "file:line"``. Aliases are expanded, within
+    limits: at most :data:`MAX_YAML_NODES` nodes in all (an alias bomb is refused) and :data:`MAX_YAML_DEPTH`
+    levels."""
+    if budget is None:
+        budget = [MAX_YAML_NODES]
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise SpecError(f"YAML expands to more than {MAX_YAML_NODES:,} values (aliases / anchors)",
+                        location=locs.get(prefix[:1], label), hint="a YAML without alias bombs")
+    if len(prefix) > MAX_YAML_DEPTH:
+        raise SpecError(f"YAML nested deeper than {MAX_YAML_DEPTH} levels",
+                        location=f"{locs.get(prefix, label)} ({'.'.join(map(str, prefix[:4]))}...)",
+                        hint=f"at most {MAX_YAML_DEPTH} levels of nesting")
     if isinstance(node, dict):
         out = {}
         for k, v in node.items():
@@ -95,7 +124,7 @@ def _plain(node: Any, label: str, prefix: Path_, locs: dict) -> Any:
                 except (KeyError, TypeError, AttributeError):
                     line = None
             locs[path] = f"{label}:{line}" if line else label
-            out[str(k)] = _plain(v, label, path, locs)
+            out[str(k)] = _plain(v, label, path, locs, budget)
         return out
     if isinstance(node, (list, CommentedSeq)):
         out_l = []
@@ -106,7 +135,7 @@ def _plain(node: Any, label: str, prefix: Path_, locs: dict) -> Any:
                     locs[path] = f"{label}:{node.lc.item(i)[0] + 1}"
                 except (KeyError, TypeError, AttributeError):
                     pass
-            out_l.append(_plain(v, label, path, locs))
+            out_l.append(_plain(v, label, path, locs, budget))
         return out_l
     if isinstance(node, bool) or node is None:
         return node
@@ -353,6 +382,7 @@ _HINTS = {
     "int_from_float": "an integer", "bool_type": "true or false", "bool_parsing": "true or false",
     "string_type": "a string", "dict_type": "a mapping (key: value lines)", "model_type": "a mapping",
     "list_type": "a list", "missing": "this required key",
+    "bool_not_number": "a number (true / false are not numbers)", "finite_number": "a finite number (no .inf / .nan)",
 }
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
 __all__ = [
@@ -27,42 +27,66 @@ __all__ = [
     "FabricSpec", "UnitTiming", "LatenciesSpec",
 ]
 
-Cycles = Annotated[int, Field(ge=0)]
-PosInt = Annotated[int, Field(gt=0)]
-PosFloat = Annotated[float, Field(gt=0)]
+# Physical ranges: every number is finite (no .inf / .nan), booleans are not numbers, cycle counts stay below
+# 10^6 (0.57 ms at 1.755 GHz), plain counts below 2^31 and byte sizes below 2^50.
+MAX_CYCLES = 10**6
+Cycles = Annotated[int, Field(ge=0, le=MAX_CYCLES)]
+PosCycles = Annotated[int, Field(gt=0, le=MAX_CYCLES)]
+PosInt = Annotated[int, Field(gt=0, le=2**31 - 1)]
+Bytes = Annotated[int, Field(gt=0, le=1 << 50)]
+PosFloat = Annotated[float, Field(gt=0, le=1e9)]
+MHz = Annotated[float, Field(gt=0, le=1e5)]
+
+
+def _admits_bool(ann) -> bool:
+    if ann is bool or ann is Any:
+        return True
+    return any(_admits_bool(a) for a in getattr(ann, "__args__", ()) or ())
 
 
 class Section(BaseModel):
-    """Base of every section: unknown keys are errors (typos must not pass silently)."""
+    """Base of every section: unknown keys are errors (typos must not pass silently); numbers are finite and
+    never booleans (``partitions: true`` is an error, not 1)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    model_config = ConfigDict(extra="forbid", validate_default=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_numbers(cls, v, info):
+        if isinstance(v, bool) or (isinstance(v, list) and any(isinstance(x, bool) for x in v)):
+            f = cls.model_fields.get(info.field_name)
+            if f is not None and not _admits_bool(f.annotation):
+                from pydantic_core import PydanticCustomError
+
+                raise PydanticCustomError("bool_not_number", "a boolean where a number is expected")
+        return v
 
 
 # --------------------------------------------------------------------------------------------------------
 class ClocksSpec(Section):
-    sm_mhz: PosFloat = Field(1755.0, description="SM (base) clock; all *_cycles are SM cycles")
-    l2_mhz: PosFloat = Field(1700.0, description="L2 / crossbar clock")
-    hbm_mhz: PosFloat = Field(2619.0, description="memory clock (reported memclk)")
+    sm_mhz: MHz = Field(1755.0, description="SM (base) clock; all *_cycles are SM cycles")
+    l2_mhz: MHz = Field(1700.0, description="L2 / crossbar clock")
+    hbm_mhz: MHz = Field(2619.0, description="memory clock (reported memclk)")
 
 
 class SmSpec(Section):
-    count: PosInt = Field(132, description="enabled SMs")
-    subpartitions: PosInt = Field(4, description="sub-partitions (warp schedulers) per SM")
+    count: Annotated[int, Field(gt=0, le=1024)] = Field(132, description="enabled SMs")
+    subpartitions: Annotated[int, Field(gt=0, le=16)] = Field(4, description="sub-partitions (warp schedulers) per SM")
     warp_size: Literal[32] = 32
     isa: str = Field("sm_90a", pattern=r"^sm_[0-9]+[af]?$",
                      description="native ISA (ptxas -arch): the compiler facts of a record (registers per thread) "
                                  "are for this target")
-    max_warps: PosInt = Field(64, description="resident warps per SM")
-    max_ctas: PosInt = Field(32, description="resident CTAs per SM")
-    max_threads: PosInt = Field(2048, description="resident threads per SM")
-    registers: PosInt = Field(65536, description="32-bit registers per SM")
+    max_warps: Annotated[int, Field(gt=0, le=1024)] = Field(64, description="resident warps per SM")
+    max_ctas: Annotated[int, Field(gt=0, le=1024)] = Field(32, description="resident CTAs per SM")
+    max_threads: Annotated[int, Field(gt=0, le=32768)] = Field(2048, description="resident threads per SM")
+    registers: Annotated[int, Field(gt=0, le=1 << 24)] = Field(65536, description="32-bit registers per SM")
     register_alloc_unit: PosInt = Field(256, description="registers allocated per warp in units of this")
-    max_registers_per_thread: PosInt = 255
-    shared_memory_bytes: PosInt = Field(233472, description="shared memory per SM (max carveout)")
-    max_shared_per_cta_bytes: PosInt = Field(232448, description="opt-in shared memory per CTA")
+    max_registers_per_thread: Annotated[int, Field(gt=0, le=255)] = 255
+    shared_memory_bytes: Annotated[int, Field(gt=0, le=1 << 24)] = Field(233472, description="shared memory per SM (max carveout)")
+    max_shared_per_cta_bytes: Annotated[int, Field(gt=0, le=1 << 24)] = Field(232448, description="opt-in shared memory per CTA")
     shared_reserved_per_cta_bytes: Cycles = Field(1024, description="driver-reserved smem per CTA")
-    unified_l1_shared_bytes: PosInt = Field(262144, description="L1 + shared memory array")
-    shared_carveouts_kib: list[int] | None = Field(
+    unified_l1_shared_bytes: Annotated[int, Field(gt=0, le=1 << 24)] = Field(262144, description="L1 + shared memory array")
+    shared_carveouts_kib: list[Annotated[int, Field(ge=0, le=1 << 14)]] | None = Field(
         None, description="shared-memory carveouts the driver chooses from (smallest that fits the resident CTAs); "
                           "the rest of the unified array is L1")
 
@@ -130,8 +154,8 @@ class RoundRobinCtaScheduler(_CtaSchedulerBase):
 
 
 class MmaTiming(Section):
-    issue_gap_cycles: PosInt = Field(description="cycles between independent mma.sync issues of one sub-partition")
-    latency_cycles: PosInt = Field(description="issue to result (dependent chain slope)")
+    issue_gap_cycles: PosCycles = Field(description="cycles between independent mma.sync issues of one sub-partition")
+    latency_cycles: PosCycles = Field(description="issue to result (dependent chain slope)")
 
 
 def _default_mma() -> dict[str, MmaTiming]:
@@ -143,7 +167,7 @@ def _default_mma() -> dict[str, MmaTiming]:
 
 class TensorCoreBase(Section):
     kind: str
-    units_per_sm: PosInt = Field(4, description="tensor cores per SM (one per sub-partition)")
+    units_per_sm: Annotated[int, Field(gt=0, le=16)] = Field(4, description="tensor cores per SM (one per sub-partition)")
     mma_sync: dict[str, MmaTiming] = Field(default_factory=_default_mma,
                                            description="per 'dtype.shape' issue gap / latency of mma.sync")
     mma_sync_default: MmaTiming = Field(default_factory=lambda: MmaTiming(issue_gap_cycles=6, latency_cycles=24),
@@ -172,7 +196,7 @@ class WgmmaTensorCore(TensorCoreBase):
     issue_latency_rs_cycles: Cycles = Field(9, description="non-overlappable issue cost, A from registers")
     completion_latency_cycles: Cycles = Field(46, description="fixed tail after the compute service time")
     min_latency_cycles: Cycles = Field(32, description="floor of one wgmma's latency (m64n64k16)")
-    accumulator_queue_depth: PosInt = Field(8, description="wgmma groups in flight per SM")
+    accumulator_queue_depth: Annotated[int, Field(gt=0, le=4096)] = Field(8, description="wgmma groups in flight per SM")
     register_file_read_bytes_per_cycle: PosInt = 1024
     rf_traffic_bytes_per_cycle: Cycles = Field(512, description="accumulator register traffic drain rate")
     register_file_bytes_per_cycle_per_subpartition: Cycles = Field(
@@ -195,11 +219,11 @@ class Tcgen05TensorCore(TensorCoreBase):
     dense_tf32_flop_per_cycle_per_sm: PosInt = 4096
     dense_fp8_flop_per_cycle_per_sm: PosInt = 16384
     dense_int8_flop_per_cycle_per_sm: PosInt = 16384
-    mma_issue_interval_cycles: PosInt = 1
+    mma_issue_interval_cycles: PosCycles = 1
     completion_tail_latency_cycles: Cycles = 160
     min_latency_cycles: Cycles = 11
     async_queue_depth: Cycles = Field(0, description="0 = unbounded")
-    tmem_bytes: PosInt = 262144
+    tmem_bytes: Bytes = 262144
 
 
 class _TmaBase(Section):
@@ -213,12 +237,12 @@ class DefaultTma(_TmaBase):
     """TMA unit per SM (paper III-A, Fig. 4)."""
 
     kind: Literal["default"] = "default"
-    admission_depth: PosInt = Field(16, description="active transactions per SM; the 17th back-pressures")
+    admission_depth: Annotated[int, Field(gt=0, le=4096)] = Field(16, description="active transactions per SM; the 17th back-pressures")
     issue_gap_cycles: Cycles = Field(44, description="same-warp issue gap, T(N) = 1 + 44 N")
     issue_latency_cycles: Cycles = Field(1, description="constant of T(N) = 1 + 44 N")
     request_bytes_per_cycle: PosInt = Field(32, description="per-SM TMA request/response rate")
     request_granularity_bytes: PosInt = Field(32, description="bytes per memory request")
-    inflight_requests: PosInt = Field(814, description="outstanding memory requests per SM (lower bound)")
+    inflight_requests: Annotated[int, Field(gt=0, le=1 << 20)] = Field(814, description="outstanding memory requests per SM (lower bound)")
     completion_latency_cycles: Cycles = Field(0, description="extra fixed latency until complete_tx")
     oob_reads_reach_l2: bool = Field(True, description="OOB reads cost L2 traffic but no DRAM traffic")
     multicast_latency_cycles: Cycles = 100
@@ -245,25 +269,25 @@ class MbarrierSpec(Section):
 
 class SharedMemorySpec(Section):
     kind: str = "default"
-    banks: PosInt = 32
+    banks: Annotated[int, Field(gt=0, le=1024)] = 32
     bank_bytes: PosInt = 4
     latency_cycles: Cycles = 29
     bytes_per_cycle: PosInt = 128
-    mio_queue_depth: PosInt = 16
+    mio_queue_depth: Annotated[int, Field(gt=0, le=4096)] = 16
     conflict_latency_cycles_per_extra_way: float | None = Field(
-        None, ge=0, description="latency added per extra bank-conflict wavefront (default: one wavefront time; the "
+        None, ge=0, le=MAX_CYCLES, description="latency added per extra bank-conflict wavefront (default: one wavefront time; the "
                                 "pipe is still busy one wavefront time per way)")
 
 
 class L1Spec(Section):
     kind: str = "default"
-    size_bytes: PosInt = Field(262144, description="unified L1 array; effective L1 = size - smem carveout")
+    size_bytes: Bytes = Field(262144, description="unified L1 array; effective L1 = size - smem carveout")
     hit_latency_cycles: Cycles = 40
     line_bytes: PosInt = 128
     sector_bytes: PosInt = 32
     bytes_per_cycle: PosInt = 128
-    mshrs: PosInt = 256
-    tag_cycles_per_line: float = Field(0.0, ge=0, description="L1TEX stage cycles per 128-B line a warp access "
+    mshrs: Annotated[int, Field(gt=0, le=1 << 16)] = 256
+    tag_cycles_per_line: float = Field(0.0, ge=0, le=MAX_CYCLES, description="L1TEX stage cycles per 128-B line a warp access "
                                        "looks up (the stage also takes one cycle per bank wavefront)")
 
     @model_validator(mode="after")
@@ -275,17 +299,17 @@ class L1Spec(Section):
 
 class L2Spec(Section):
     kind: str = "default"
-    size_bytes: PosInt = 52428800
-    slices: PosInt = 160
-    partitions: PosInt = 2
+    size_bytes: Bytes = 52428800
+    slices: Annotated[int, Field(gt=0, le=4096)] = 160
+    partitions: Annotated[int, Field(gt=0, le=64)] = 2
     line_bytes: PosInt = 128
     sector_bytes: PosInt = 32
     near_latency_cycles: Cycles = 258
     far_latency_cycles: Cycles = 414
     bytes_per_cycle_per_slice: PosInt = 32
     hash: Literal["ipoly", "modulo"] = "ipoly"
-    mshrs_per_slice: PosInt = 96
-    reuse_capacity_bytes: PosInt | None = Field(None, description="capacity an LRU over 128-B lines must have to "
+    mshrs_per_slice: Annotated[int, Field(gt=0, le=1 << 16)] = 96
+    reuse_capacity_bytes: Bytes | None = Field(None, description="capacity an LRU over 128-B lines must have to "
                                                 "reproduce measured reuse and dirty write-back (None = size_bytes)")
     fill_store_gb_per_s: PosFloat | None = Field(
         None, description="throughput of the L2 data-array write path that DRAM fills and SM stores share (a store "
@@ -310,44 +334,46 @@ class L2Spec(Section):
 
 class HbmSpec(Section):
     kind: str = "default"
-    size_bytes: PosInt = 85899345920
-    channels: PosInt = 80
-    bandwidth_gb_per_s: PosFloat = 3350.0
+    size_bytes: Bytes = 85899345920
+    channels: Annotated[int, Field(gt=0, le=4096)] = 80
+    bandwidth_gb_per_s: Annotated[float, Field(gt=0, le=1e7)] = 3350.0
     channels_enabled: PosInt | None = Field(None, description="channels left enabled (None = all; a what-if: the "
                                             "bandwidth scales by channels_enabled / channels)")
     latency_cycles: Cycles = Field(298, description="added to an L2 hit latency on a miss")
     efficiency: float = Field(0.9, gt=0, le=1, description="sustainable fraction of peak bandwidth")
-    write_cost_factor: float = Field(1.0, ge=1, description="channel time of a written byte in read-byte units "
+    write_cost_factor: float = Field(1.0, ge=1, le=1e3, description="channel time of a written byte in read-byte units "
                                      "(bus turnaround; 1 = writes as cheap as reads)")
-    loaded_latency_cycles: float = Field(0.0, ge=0, description="DRAM latency under load: + this x u/(1-u) cycles, "
+    loaded_latency_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="DRAM latency under load: + this x u/(1-u) cycles, "
                                          "u = recent busy fraction of the partition's HBM (0 = off)")
     loaded_latency_max_util: float = Field(0.87, gt=0, lt=1, description="cap on u in the loaded-latency term "
                                            "(beyond it the bandwidth server's backlog is the queue)")
     utilization_window_cycles: PosFloat = Field(1000.0, description="EWMA window of the HBM busy fraction")
-    latency_spread_cycles: float = Field(0.0, ge=0, description="mean excess of a DRAM line's latency over its "
+    latency_spread_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="mean excess of a DRAM line's latency over its "
                                          "minimum (exponential tail): a read waits for the slowest of its n DRAM "
                                          "lines, + this x (H_n - 1) cycles (H_n harmonic), scaled with the loaded "
                                          "latency (0 = off)")
 
 
 class FabricSpec(Section):
-    gpcs: PosInt = 8
-    cpcs_per_gpc: PosInt = 3
-    sms_per_cpc: PosInt = 6
-    sms_per_gpc: list[PosInt] | None = Field(None, description="enabled SMs per GPC (else spread evenly)")
-    gx_planes: PosInt = 2
-    gx_planes_enabled: PosInt | None = Field(None, description="planes left enabled (None = all; paper III-D: "
+    gpcs: Annotated[int, Field(gt=0, le=64)] = 8
+    cpcs_per_gpc: Annotated[int, Field(gt=0, le=64)] = 3
+    sms_per_cpc: Annotated[int, Field(gt=0, le=64)] = 6
+    sms_per_gpc: list[Annotated[int, Field(gt=0, le=1024)]] | None = Field(None, description="enabled SMs per GPC (else spread evenly)")
+    gx_planes: Annotated[int, Field(gt=0, le=16)] = 2
+    gx_planes_enabled: Annotated[int, Field(gt=0, le=16)] | None = Field(None, description="planes left enabled (None = all; paper III-D: "
                                              "firmware may disable one plane)")
     dsm_read_command_bytes: PosInt = Field(32, description="request bytes a remote DSM read sends per 128 B")
     dsm_links_per_cpc: PosInt = 4
     dsm_link_bytes_per_cycle: PosInt = 32
     dsm_latency_cycles: Cycles = 180
-    max_cluster_size: PosInt = 16
+    max_cluster_size: Annotated[int, Field(gt=0, le=64)] = 16
     xbar_latency_cycles: Cycles = Field(20, description="SM to L2 slice one-way transit")
     xbar_bytes_per_cycle_per_sm: PosInt = 64
 
     @model_validator(mode="after")
     def _check(self):
+        if self.gx_planes_enabled is not None and self.gx_planes_enabled > self.gx_planes:
+            raise ValueError(f"fabric.gx_planes_enabled={self.gx_planes_enabled} exceeds fabric.gx_planes={self.gx_planes}")
         if self.sms_per_gpc is not None:
             if len(self.sms_per_gpc) != self.gpcs:
                 raise ValueError(f"sms_per_gpc has {len(self.sms_per_gpc)} entries, gpcs={self.gpcs}")
@@ -358,8 +384,8 @@ class FabricSpec(Section):
 
 
 class UnitTiming(Section):
-    latency_cycles: PosInt = Field(description="issue to result")
-    interval_cycles: PosInt = Field(description="initiation interval of the unit per sub-partition")
+    latency_cycles: PosCycles = Field(description="issue to result")
+    interval_cycles: PosCycles = Field(description="initiation interval of the unit per sub-partition")
 
 
 def _ut(lat: int, ii: int):

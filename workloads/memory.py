@@ -123,7 +123,11 @@ class DeviceMemory:
             ends.append(GLOBAL_BASE + off + b.nbytes)
             off += b.nbytes + GUARD_BYTES
         self.size = _round_up(off, ALIGN)
-        self.data = np.zeros(self.size, dtype=np.uint8)
+        try:
+            self.data = np.zeros(self.size, dtype=np.uint8)
+        except MemoryError:
+            raise record.error(f"cannot allocate {self.size:,} bytes of device memory for the buffers", "buffers",
+                               "smaller buffers (the host running the simulator is out of memory)") from None
         self.starts = np.array(starts, dtype=np.int64)
         self.ends = np.array(ends, dtype=np.int64)
         self._offset = dict(zip(self.names, offs))

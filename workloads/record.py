@@ -17,6 +17,7 @@ Every problem raises :class:`~warpgraph.core.errors.RecordError` naming the file
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal, Union
 
@@ -24,10 +25,25 @@ import numpy as np
 from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator,
                       model_serializer, model_validator)
 
-from warpgraph.core.errors import RecordError
+from warpgraph.core.errors import RecordError, read_user_text
 
 FORMAT = "launch-record/1"
 RECORD_FILE = "launch.json"
+
+# Limits checked before anything is allocated or read (a record is user input; a simulator in Python cannot run
+# launches anywhere near these sizes in useful time anyway).
+#: total bytes of all buffers of one record
+MAX_BUFFER_BYTES = 8 << 30
+#: CTAs of one launch (grid.x * grid.y * grid.z)
+MAX_CTAS = 1 << 22
+#: bytes of a launch.json / of a PTX file
+MAX_RECORD_FILE_BYTES = 16 << 20
+MAX_PTX_BYTES = 64 << 20
+#: dynamic shared memory per CTA
+MAX_SHARED_BYTES = 1 << 24
+#: JSON nesting depth of a launch.json
+MAX_JSON_DEPTH = 64
+_BUFFER_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]{0,127}")
 
 
 # --------------------------------------------------------------------------------------------- dtypes
@@ -116,11 +132,28 @@ class Buffer(_Strict):
     shape: list[int]
     init: Init = "zeros"
 
-    @field_validator("shape")
+    @field_validator("shape", mode="before")
     @classmethod
     def _shape(cls, v):
+        if isinstance(v, list) and any(isinstance(x, bool) for x in v):
+            raise ValueError("buffer dimensions must be integers, not booleans")
+        return v
+
+    @field_validator("shape")
+    @classmethod
+    def _shape_range(cls, v, info):
+        import math
+
+        if len(v) > 8:
+            raise ValueError(f"buffer has rank {len(v)}; at most 8 dimensions")
         if any(x < 0 for x in v):
             raise ValueError("buffer dimensions must be >= 0")
+        d = DTYPES.get((info.data or {}).get("dtype"))
+        n = math.prod(v)  # Python integers: no int64 overflow
+        nbytes = n * (d.itemsize if d else 8)
+        if nbytes > MAX_BUFFER_BYTES:
+            raise ValueError(f"buffer of shape {v} is {nbytes:,} bytes, over the limit of {MAX_BUFFER_BYTES:,} "
+                             "bytes per record")
         return v
 
     @property
@@ -129,7 +162,9 @@ class Buffer(_Strict):
 
     @property
     def numel(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        import math
+
+        return int(math.prod(self.shape)) if self.shape else 1
 
     @property
     def nbytes(self) -> int:
@@ -299,7 +334,7 @@ class LaunchRecord(BaseModel):
     grid: list[int]
     block: list[int]
     cluster: list[int] = Field(default_factory=lambda: [1, 1, 1])
-    shared_bytes: int = Field(default=0, ge=0)
+    shared_bytes: int = Field(default=0, ge=0, le=MAX_SHARED_BYTES, strict=True)
     buffers: dict[str, Buffer] = Field(default_factory=dict)
     params: list[Param] = Field(default_factory=list)
     check: Check | None = None
@@ -315,6 +350,51 @@ class LaunchRecord(BaseModel):
     @classmethod
     def _v_dim3(cls, v):
         return _dim3(v)
+
+    @field_validator("grid")
+    @classmethod
+    def _v_grid(cls, v):
+        if v[0] > 2**31 - 1 or v[1] > 65535 or v[2] > 65535:
+            raise ValueError(f"grid {v} exceeds the CUDA limits (x <= 2^31-1, y and z <= 65535)")
+        if v[0] * v[1] * v[2] > MAX_CTAS:
+            raise ValueError(f"grid {v} has {v[0] * v[1] * v[2]:,} CTAs, over the simulator's limit of {MAX_CTAS:,}")
+        return v
+
+    @field_validator("block")
+    @classmethod
+    def _v_block(cls, v):
+        if v[0] > 1024 or v[1] > 1024 or v[2] > 64 or v[0] * v[1] * v[2] > 1024:
+            raise ValueError(f"block {v} exceeds the CUDA limits (x, y <= 1024, z <= 64, at most 1024 threads)")
+        return v
+
+    @field_validator("cluster")
+    @classmethod
+    def _v_cluster(cls, v):
+        if v[0] * v[1] * v[2] > 16:
+            raise ValueError(f"cluster {v} has {v[0] * v[1] * v[2]} CTAs; at most 16")
+        return v
+
+    @field_validator("buffers")
+    @classmethod
+    def _v_buffers(cls, v):
+        for name in v:
+            if not _BUFFER_NAME_RE.fullmatch(name):
+                raise ValueError(f"buffer name {name!r} is not a plain name (it becomes a file name with "
+                                 "--save-outputs): letters, digits, '_', '.', '-', starting with a letter or '_'")
+        total = sum(b.nbytes for b in v.values() if b.dtype in DTYPES)
+        if total > MAX_BUFFER_BYTES:
+            raise ValueError(f"buffers total {total:,} bytes, over the limit of {MAX_BUFFER_BYTES:,}")
+        return v
+
+    @field_validator("ptx")
+    @classmethod
+    def _v_ptx(cls, v):
+        import posixpath
+
+        if not v or "\x00" in v or v.startswith(("/", "\\")) or (len(v) > 1 and v[1] == ":") \
+                or ".." in v.replace("\\", "/").split("/") or posixpath.normpath(v) in (".", ""):
+            raise ValueError(f"ptx {v!r} must be a file name relative to the record folder, inside it")
+        return v
 
     # ------------------------------------------------------------------ location helpers
     @property
@@ -351,11 +431,15 @@ class LaunchRecord(BaseModel):
             if p is None:
                 raise self.error("record has no PTX text and no folder to read it from",
                                  "ptx", "a record loaded with load_record() or given PTX text")
-            try:
-                self._ptx_text = p.read_text()
-            except OSError as e:
-                raise self.error(f"cannot read PTX file {p}: {e.strerror}", "ptx",
-                                 "a path relative to the record folder") from None
+            from warpgraph.core.errors import read_user_text
+
+            root = self._dir.resolve()
+            real = p.resolve()
+            if real != root and root not in real.parents:
+                raise self.error(f"PTX file {self.ptx!r} resolves outside the record folder", "ptx",
+                                 "a PTX file inside the record folder")
+            self._ptx_text = read_user_text(real, what="PTX file", max_bytes=MAX_PTX_BYTES, error=RecordError,
+                                            location=str(p))
         return self._ptx_text
 
     def program(self):
@@ -372,11 +456,9 @@ class LaunchRecord(BaseModel):
         if self._measured is False:
             self._measured = None
             if self._dir is not None and (self._dir / "measured.json").is_file():
-                try:
-                    self._measured = json.loads((self._dir / "measured.json").read_text())
-                except json.JSONDecodeError as e:
-                    raise RecordError(f"measured.json is not valid JSON: {e.msg}",
-                                      location=f"{self._dir / 'measured.json'}:{e.lineno}") from None
+                f = self._dir / "measured.json"
+                self._measured = parse_json_text(read_user_text(f, what="measured.json", error=RecordError,
+                                                                max_bytes=MAX_RECORD_FILE_BYTES), str(f))
         return self._measured
 
     def tensormaps(self) -> list[tuple[int, TensorMapSpec]]:
@@ -512,7 +594,27 @@ class LaunchRecord(BaseModel):
             if not ok:
                 raise self.error(f"param kind {p.kind!r} does not fit PTX parameter {q['name']} ({q['decl']})",
                                  f"params[{i}]", want)
+        if program is not None:
+            self._validate_block(program)
         return self
+
+    def _validate_block(self, program) -> None:
+        """``block`` against the entry's ``.reqntid`` (exact) and ``.maxntid`` (upper bound) directives."""
+        req = tuple(getattr(program, "reqntid", None) or ())
+        if req:
+            want = list(req) + [1] * (3 - len(req))
+            if list(self.block) != want[:3]:
+                raise self.error(f"block {self.block} does not match the PTX entry's .reqntid {', '.join(map(str, req))}",
+                                 "block", f"block {want[:3]} (the kernel was compiled for exactly that CTA shape)")
+        mx = tuple(getattr(program, "maxntid", None) or ())
+        if mx:
+            import math
+
+            lim = math.prod(mx)
+            if self.threads_per_cta > lim:
+                raise self.error(f"block {self.block} has {self.threads_per_cta} threads, over the PTX entry's "
+                                 f".maxntid {', '.join(map(str, mx))} ({lim} threads)", "block",
+                                 f"at most {lim} threads per CTA")
 
 
 # ------------------------------------------------------------------------------- PTX parameter list
@@ -595,6 +697,30 @@ def _param_matches(kind: str, q: dict) -> tuple[bool, str]:
 _INIT_CLASSES = ("NormalInit", "UniformInit", "ValuesInit", "AddressesInit")
 
 
+def parse_json_text(text: str, file: str) -> Any:
+    """``json.loads`` with located errors and a nesting-depth limit (:data:`MAX_JSON_DEPTH`)."""
+    import re
+
+    depth = 0
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):  # brackets outside strings
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                raise RecordError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels",
+                                  location=f"{file}:{text.count(chr(10), 0, m.start()) + 1}",
+                                  hint=f"a launch record nested at most {MAX_JSON_DEPTH} levels deep")
+        elif c in "]}":
+            depth -= 1
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise RecordError(f"not valid JSON: {e.msg} (column {e.colno})", location=f"{file}:{e.lineno}",
+                          hint="well-formed JSON") from None
+    except RecursionError:
+        raise RecordError("JSON nested too deeply", location=file, hint="a flatter launch record") from None
+
+
 def _json_path(loc: tuple) -> str:
     s = ""
     for x in loc:
@@ -664,10 +790,8 @@ def load_record(path: str | Path) -> LaunchRecord:
         raise RecordError(f"no launch record at {p}", location=str(p),
                           hint=f"a folder holding {RECORD_FILE} + the PTX, the path of a launch .json file, or a "
                                f"bundled record's short name (`warpgraph records list`)")
-    try:
-        data = json.loads(f.read_text())
-    except json.JSONDecodeError as e:
-        raise RecordError(f"not valid JSON: {e.msg}", location=f"{f}:{e.lineno}") from None
+    data = parse_json_text(read_user_text(f, what="launch record", max_bytes=MAX_RECORD_FILE_BYTES,
+                                          error=RecordError), str(f))
     rec = record_from_dict(data, dir=f.parent, file=str(f))
     return rec
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...core.errors import PTXError, SimulationError
 from ..ptx.isa import Kind
-from ..ptx.model import Imm, Pair, Reg, Sink, Sym, Vec
+from ..ptx.model import Imm, Label, Pair, Reg, Sink, Sym, Vec
 from .alu import (NP_TYPE, SIZE, TYPE_NAMES, bf16_to_f32, f32_to_bf16, float_to_int, is_float, round_float,
                   storage_dtype)
 
@@ -114,8 +114,15 @@ class Batch:
         for inst in prog.instructions:
             try:
                 self.handlers.append(self.decode(inst))
-            except PTXError as e:
+            except (PTXError, SimulationError) as e:
+                if isinstance(e, SimulationError) and not isinstance(e, PTXError):
+                    raise
                 errors.append((inst, e))
+                self.handlers.append(None)
+            except Exception as e:  # malformed operands the decoder did not anticipate: located, not a traceback
+                errors.append((inst, PTXError(f"cannot decode {inst.text.strip()}: malformed or unsupported "
+                                              f"operands ({type(e).__name__}: {e})", location=self.loc(inst),
+                                              hint="operands as the PTX ISA defines them for this instruction")))
                 self.handlers.append(None)
         if errors:
             inst, e = errors[0]
@@ -260,6 +267,9 @@ class Batch:
         fn = _DECODERS.get(op)
         if fn is None:
             raise PTXError(f"unsupported instruction {op}", location=self.loc(inst), hint=inst.text)
+        if op in ("bra", "brx") and not any(isinstance(o, Label) for o in inst.operands):
+            raise PTXError(f"{op} without a target label: {inst.text.strip()}", location=self.loc(inst),
+                           hint="bra LABEL")
         h = fn(self, inst)
         if inst.kind == Kind.CLOCK and h is not None and self.ex.want_trace:
             def hc(act, full, h=h):
@@ -983,9 +993,24 @@ def _to_f8(x, fmt):
 # ---- control / misc (the scheduler handles the control effect; handlers only trace) ----
 @decoder("bra", "ret", "exit", "nop", "bar.warp.sync", "fence", "fence.proxy", "membar", "prefetch", "prefetchu",
          "griddepcontrol", "setmaxnreg", "pmevent", "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.tensor",
-         "trap", "brkpt")
+         "brkpt")
 def _d_nop(b, inst):
     return None
+
+
+@decoder("trap")
+def _d_trap(b, inst):
+    """``trap`` aborts the kernel (the launch fails with an illegal-instruction error): stop, naming the lanes."""
+    def h(act, full):
+        idx = np.flatnonzero(act)
+        if len(idx):
+            lane = int(idx[0])
+            cta = int(b.ctas[lane // b.lpc])
+            t = lane % b.lpc
+            raise SimulationError(f"trap executed by {len(idx)} thread(s), first CTA {cta} warp {t // 32} lane "
+                                  f"{t % 32}: the kernel aborts", location=b.loc(inst),
+                                  hint="a kernel that does not reach trap (it is an assertion failure / abort)")
+    return h
 
 
 @decoder("bar.sync", "barrier.sync", "bar.arrive", "barrier.arrive", "barrier.cluster.arrive",
@@ -994,6 +1019,17 @@ def _d_bar(b, inst):
     ops = inst.operands
     bid = int(ops[0].value) if ops and isinstance(ops[0], Imm) else 0
     cnt = int(ops[1].value) if len(ops) > 1 and isinstance(ops[1], Imm) else b.tpc
+    if inst.opcode in ("bar.sync", "barrier.sync", "bar.arrive", "barrier.arrive"):
+        if not 0 <= bid <= 15:
+            raise b.fault_decode(inst, f"barrier id {bid} out of range", hint="a named barrier 0..15")
+        if len(ops) > 1 and isinstance(ops[1], Imm):
+            if cnt <= 0 or cnt % 32:
+                raise b.fault_decode(inst, f"barrier thread count {cnt} is not a positive multiple of 32",
+                                     hint="a thread count that is a multiple of the warp size")
+            if cnt > b.wpc * 32:
+                raise SimulationError(f"barrier {bid} waits for {cnt} threads but the CTA has {b.tpc}: it can never "
+                                      f"complete (deadlock): {inst.text}", location=b.loc(inst),
+                                      hint=f"a thread count <= the CTA's {b.tpc} threads")
     pay = np.zeros((b.W, 4), dtype=np.int64)
     pay[:, 0] = bid
     pay[:, 1] = cnt

@@ -5,13 +5,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.errors import PTXError, RecordError, SimulationError
+from ...core.errors import PTXError, RecordError, SimulationError, UserError
 from ..ptx.isa import Kind
 from ..ptx.model import Imm, Label
 from .executor import Batch
 from .l1model import L1PerCta
 from .l2model import L2Residency
 from .trace import BatchTrace, KernelTrace
+
+
+#: default budgets of one functional pass (raise them with ``--max-steps`` / ``--max-wall-seconds`` or the
+#: ``max_steps`` / ``max_wall_seconds`` arguments). A step is one static instruction run by one thread group of
+#: a batch of CTAs; the bundled records and microbenchmarks need at most ~42,000 steps.
+DEFAULT_MAX_STEPS = 5_000_000
+DEFAULT_MAX_WALL_SECONDS = 900.0
+#: bytes of recorded trace (payload rows + participation masks) before the pass stops
+DEFAULT_MAX_TRACE_BYTES = 2 << 30
+_CHECK_EVERY = 64  # steps between wall-clock / trace-size checks
 
 
 @dataclass
@@ -29,7 +39,13 @@ class _Exec:
 
     def __init__(self, record, program, mem, *, want_trace, compute_values, clock_oracle, sm_of_cta, max_steps,
                  exact_fma=True, fast_tma=True, exact_tensor=False, l2_capacity_bytes=None,
-                 l1_capacity_bytes=None):
+                 l1_capacity_bytes=None, max_wall_seconds=None, max_trace_bytes=None, t_start=None):
+        import time
+
+        self.max_wall_seconds = max_wall_seconds
+        self.max_trace_bytes = max_trace_bytes
+        self.trace_bytes_done = 0   # trace bytes of the finished batches
+        self.t_start = t_start if t_start is not None else time.perf_counter()
         self.fast_tma = fast_tma
         self.exact_tensor = exact_tensor
         self.yield_after = 1024
@@ -91,24 +107,43 @@ class _Exec:
         return bt
 
 
+def _budget(value, default, name):
+    """None -> the default; 0 -> no limit; else a positive number (a negative one is an error)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+        raise UserError(f"{name} must be a positive number (0 = no limit), got {value!r}",
+                        location=f"--{name.replace('_', '-')}", hint=f"a positive {name}, or 0 for no limit")
+    return value if value > 0 else None
+
+
 def run_functional(record, program=None, *, want_trace=True, compute_values=True, clock_oracle=None,
                    max_steps=None, sm_of_cta=None, memory=None, seed=0, max_lanes=1 << 16,
                    exact_fma=True, fast_tma=True, exact_tensor=False,
-                   l2_capacity_bytes=None, l1_capacity_bytes=None) -> FunctionalResult:
+                   l2_capacity_bytes=None, l1_capacity_bytes=None, max_wall_seconds=None,
+                   max_trace_bytes=None) -> FunctionalResult:
     """Execute ``program`` (default ``record.program()``) for the whole grid of ``record``.
 
     ``memory``: a prepared :class:`~warpgraph.workloads.memory.DeviceMemory` (default: built from the record
-    with ``seed``). Returns outputs (every buffer), the trace and the dynamic warp-instruction count."""
+    with ``seed``). Returns outputs (every buffer), the trace and the dynamic warp-instruction count.
+
+    Budgets: ``max_steps`` (default :data:`DEFAULT_MAX_STEPS`), ``max_wall_seconds``
+    (:data:`DEFAULT_MAX_WALL_SECONDS`) and ``max_trace_bytes`` (:data:`DEFAULT_MAX_TRACE_BYTES`); 0 means no
+    limit. Past one, a :class:`SimulationError` names the stuck warps, their PCs and PTX lines."""
     import time
 
     from ..memory import DeviceMemory
     t0 = time.perf_counter()
+    max_steps = _budget(max_steps, DEFAULT_MAX_STEPS, "max_steps")
+    max_wall_seconds = _budget(max_wall_seconds, DEFAULT_MAX_WALL_SECONDS, "max_wall_seconds")
+    max_trace_bytes = _budget(max_trace_bytes, DEFAULT_MAX_TRACE_BYTES, "max_trace_bytes")
     if program is None:
         program = record.program()
     mem = memory if memory is not None else DeviceMemory.from_record(record, seed, init_values=True)
     ex = _Exec(record, program, mem, want_trace=want_trace, compute_values=compute_values,
                clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor,
-               l2_capacity_bytes=l2_capacity_bytes, l1_capacity_bytes=l1_capacity_bytes)
+               l2_capacity_bytes=l2_capacity_bytes, l1_capacity_bytes=l1_capacity_bytes,
+               max_wall_seconds=max_wall_seconds, max_trace_bytes=max_trace_bytes, t_start=t0)
     n_ctas = int(np.prod(ex.grid))
     lpc = ex.wpc * 32
     cx = ex.cluster[0]
@@ -123,6 +158,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
             total_wi += wi
             steps += st
             if b.trace is not None:
+                ex.trace_bytes_done += _batch_trace_bytes(b.trace)
                 b.trace.finish()
     trace = None
     if want_trace:
@@ -261,6 +297,7 @@ def _run_batch(ex, b: Batch, steps0: int):
                         f"that never complete (pc {pcs[0]}: {insts[pcs[0]].text})", location=prog.location(pcs[0]),
                         hint="every bar.sync ID, COUNT needs COUNT arriving threads")
             elif blocked:
+                _check_aligned_barriers(ex, b, blocked, live)
                 for pc_, m in blocked.items():
                     groups[pc_ + 1] = groups[pc_ + 1] | m if pc_ + 1 in groups else m
                 blocked = {}
@@ -322,8 +359,12 @@ def _run_batch(ex, b: Batch, steps0: int):
             steps += 1
             progress += 1
             if max_steps is not None and steps0 + steps > max_steps:
-                raise SimulationError(f"functional step limit {max_steps} exceeded at pc {pc}",
-                                      location=prog.location(pc), hint="a larger max_steps, or a kernel that ends")
+                raise _stuck_error(ex, b, f"functional step limit {max_steps:,} exceeded", pc, act,
+                                   groups, blocked, spinning, deferred,
+                                   hint="a kernel that ends; or raise the budget: --max-steps N "
+                                        "(simulate(max_steps=N); 0 = no limit)")
+            if not steps % _CHECK_EVERY:
+                _check_budgets(ex, b, pc, act, groups, blocked, spinning, deferred)
             if not is_ctl[pc]:
                 pc += 1
                 continue
@@ -393,3 +434,80 @@ def _run_batch(ex, b: Batch, steps0: int):
                 pc += 1
                 continue
     return n_wi, steps
+
+
+def _batch_trace_bytes(bt) -> int:
+    """Bytes a batch's trace holds while it is recorded (payload rows, masks, per-step ids)."""
+    if bt is None or bt.payloads is None:
+        return 0
+    return len(bt.payloads) * bt.W * 32 + len(bt.mask_part) * bt.W * 2 + len(bt._pc or ()) * 24
+
+
+def _trace_bytes(ex, b=None) -> int:
+    return ex.trace_bytes_done + (_batch_trace_bytes(b.trace) if b is not None else 0)
+
+
+def _check_budgets(ex, b, pc, act, *pools):
+    import time
+
+    if ex.max_wall_seconds is not None:
+        el = time.perf_counter() - ex.t_start
+        if el > ex.max_wall_seconds:
+            raise _stuck_error(ex, b, f"functional pass ran past its wall budget of {ex.max_wall_seconds:g} s",
+                               pc, act, *pools, hint="a kernel that ends; or raise the budget: --max-wall-seconds S "
+                                                     "(simulate(max_wall_seconds=S); 0 = no limit)")
+    if ex.max_trace_bytes is not None and ex.want_trace:
+        n = _trace_bytes(ex, b)
+        if n > ex.max_trace_bytes:
+            raise _stuck_error(ex, b, f"functional trace grew past {ex.max_trace_bytes:,} bytes ({n:,})", pc, act,
+                               *pools, hint="a kernel that ends; or raise the budget: "
+                                            "run_functional(max_trace_bytes=N) (0 = no limit)")
+
+
+def _stuck_error(ex, b, what, pc, act, groups, blocked, spinning, deferred, *, hint):
+    """A SimulationError listing where the warps of the batch are: PC, PTX line, instruction, CTA/warp ids."""
+    prog = ex.program
+    where: dict = {}
+    for label, pool in (("running", {pc: act}), ("ready", groups), ("deferred", deferred),
+                        ("at a barrier", blocked), ("polling an mbarrier", spinning)):
+        for q, m in pool.items():
+            if m is None or not m.any():
+                continue
+            warps = np.flatnonzero(m.reshape(b.W, 32).any(axis=1))
+            key = (q, label)
+            where[key] = np.union1d(where[key], warps) if key in where else warps
+    lines = []
+    for (q, label), warps in sorted(where.items(), key=lambda kv: (-len(kv[1]), kv[0][0]))[:8]:
+        inst = prog.instructions[min(q, len(prog.instructions) - 1)]
+        ids = ", ".join(f"CTA {int(b.ctas[w // b.wpc])} warp {int(w % b.wpc)}" for w in warps[:4])
+        more = f" (+{len(warps) - 4} more)" if len(warps) > 4 else ""
+        lines.append(f"  {len(warps)} warp(s) {label} at pc {q} ({prog.location(q)}: {inst.text.strip()}): "
+                     f"{ids}{more}")
+    msg = f"{what}; stuck warps:\n" + "\n".join(lines) if lines else what
+    return SimulationError(msg, location=prog.location(pc), hint=hint)
+
+
+def _check_aligned_barriers(ex, b, blocked, live):
+    """``bar.sync`` (= ``barrier.sync.aligned``) must be executed by all non-exited threads of a warp at the same
+    instruction (PTX ISA, bar.sync): a warp whose threads wait at different barriers (or some wait while others
+    are elsewhere) is divergent, which hangs or corrupts on hardware."""
+    insts = ex.program.instructions
+    W = b.W
+    for pc, m in blocked.items():
+        inst = insts[pc]
+        if not (inst.opcode == "bar.sync" or "aligned" in inst.mods):
+            continue
+        m2 = m.reshape(W, 32)
+        at = m2.any(axis=1)
+        bad = at & (live.reshape(W, 32) & ~m2).any(axis=1)
+        if bad.any():
+            w = int(np.flatnonzero(bad)[0])
+            n_at, n_live = int(m2[w].sum()), int(live.reshape(W, 32)[w].sum())
+            others = [q for q, mm in blocked.items() if q != pc and mm.reshape(W, 32)[w].any()]
+            where = (f"the others wait at pc {others[0]} ({ex.program.location(others[0])})" if others
+                     else "the others are not at a barrier")
+            raise SimulationError(f"divergent {inst.opcode}: only {n_at} of the {n_live} threads of CTA "
+                                  f"{int(b.ctas[w // b.wpc])} warp {w % b.wpc} reach it; {where}",
+                                  location=ex.program.location(pc),
+                                  hint="bar.sync executed by every non-exited thread of a warp (uniform control "
+                                       "flow), or barrier.sync without .aligned")

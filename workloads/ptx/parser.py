@@ -295,6 +295,7 @@ class _Parser:
             body.params[q.name] = q
         body.parse_block()
         prog = body.finish()
+        _check_operand_widths(prog)
         prog.maxnreg, prog.reqntid, prog.maxntid = maxnreg, reqntid, maxntid
         prog.param_bytes = off
         return prog if not is_extern else None
@@ -761,9 +762,50 @@ def _width(inst):
     return vec * sz
 
 
+# Plain ALU instructions whose register operands all have the instruction type's size (PTX ISA "Operand Type
+# Information": ptxas rejects e.g. `add.s64 %r1, ...` with a .b32 %r1). A conservative subset: opcodes whose
+# every register operand is of the instruction type (no .wide / .hi-lo mixing, shifts, predicates, conversions).
+_SAME_WIDTH_OPS = {"add", "sub", "min", "max", "and", "or", "xor", "not", "neg", "abs", "mov"}
+_REG_SIZE = {"pred": 0, "b1": 0}
+
+
+def _check_operand_widths(prog) -> None:
+    for ins in prog.instructions:
+        if ins.opcode not in _SAME_WIDTH_OPS or any(m in ("wide", "hi", "cc") for m in ins.mods):
+            continue
+        types = [m for m in ins.mods if m in _TYPE_SIZES]
+        if len(types) != 1 or types[0] == "pred":
+            continue
+        want = _TYPE_SIZES[types[0]]
+        for o in ins.operands:
+            if not isinstance(o, Reg):
+                continue
+            rt = str(prog.reg_types[o.index]).lstrip(".")
+            have = _TYPE_SIZES.get(rt)
+            if have is None or rt == "pred":
+                continue
+            if have != want:
+                raise PTXError(f"operand {o.name} is a .{rt} register ({have * 8} bits) but {ins.opcode}.{types[0]} "
+                               f"needs {want * 8}-bit operands", location=prog.location(ins.index),
+                               hint=f"a .{types[0]}-sized register (declare it with .reg .b{want * 8})")
+
+
 def parse_ptx(text: str, filename: str = "kernel.ptx") -> Module:
-    """Parse PTX text into a :class:`Module`; raises :class:`PTXError` naming ``filename:LINE``."""
-    return _Parser(text, filename).parse()
+    """Parse PTX text into a :class:`Module`; raises :class:`PTXError` naming ``filename:LINE`` (also for malformed
+    input the parser did not anticipate: never a raw exception)."""
+    p = None
+    try:
+        p = _Parser(text, filename)
+        return p.parse()
+    except PTXError:
+        raise
+    except RecursionError:
+        line = p.peek().line if p is not None and getattr(p, "toks", None) else 1
+        raise PTXError("PTX nested too deeply", location=f"{filename}:{line}", hint="well-formed PTX") from None
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError, OverflowError, struct.error) as e:
+        line = p.peek().line if p is not None and getattr(p, "toks", None) else 1
+        raise PTXError(f"malformed PTX ({type(e).__name__}: {e})", location=f"{filename}:{line}",
+                       hint="PTX as the ISA defines it (an operand, type or directive is out of place)") from None
 
 
 TYPE_SIZES = _TYPE_SIZES
