@@ -207,7 +207,12 @@ def known_stat(component: str, stat: str) -> bool:
         return stat in _stall_names()
     if fam == "gpu.ops":
         return bool(re.fullmatch(r"[a-z_0-9]+", stat))
-    return fam == "cta_scheduler" and stat.startswith("limit.")
+    if fam == "cta_scheduler" and stat.startswith("limit."):
+        return True
+    # per-component statistics declared by the components themselves (components/interfaces.py ROLE_STATS)
+    from warpgraph.components.interfaces import stat_info
+
+    return stat_info(component.replace("*", "0"), stat) is not None
 
 
 def stat_value(frame, component: str, stat: str) -> float | None:
