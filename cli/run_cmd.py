@@ -77,7 +77,7 @@ def run_command(
                        trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
                        record_events=want_events, bundle=False if no_bundle else None, seed=seed, max_steps=max_steps,
                        max_wall_seconds=max_wall_seconds,
-                       on_phase=lambda name: bar.phase(f"{rec.name} on {arch}: {name}"))
+                       on_phase=lambda name: bar.phase(f"{rec.name} on {arch}: {name}"), on_progress=bar.ctas)
     prov = _provenance(res, rec, arch, set_, seed, mode, record_path)
     if utilization is not None:
         from warpgraph.analysis.utilization import plot_utilization

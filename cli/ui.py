@@ -132,6 +132,9 @@ class _NoProgress:
     def phase(self, name: str) -> None:
         pass
 
+    def ctas(self, done: int, total: int, cycle: int) -> None:
+        pass
+
 
 class _RichProgress:
     def __init__(self, prog, task):
@@ -144,7 +147,16 @@ class _RichProgress:
         self._p.update(self._t, advance=advance, **kw)
 
     def phase(self, name: str) -> None:
+        self._name = name
         self._p.update(self._t, description=name)
+
+    def ctas(self, done: int, total: int, cycle: int) -> None:
+        """Timing-pass progress: CTAs retired and the simulated cycle (redrawn at most every 1 % of the CTAs)."""
+        step = max(1, total // 100)
+        if done % step and done != total:
+            return
+        self._p.update(self._t, description=f"{getattr(self, '_name', '')}: {done:,}/{total:,} CTAs retired, "
+                                             f"cycle {int(cycle):,}")
 
 
 @contextlib.contextmanager

@@ -224,6 +224,7 @@ class SMCore:
         self.shared_wavefronts = 0
         self.l1_stage = [0.0] * cfg.n_sms     # per-SM L1TEX data/tag stage: free from this cycle
         self.ctas_done = 0
+        self.on_cta = None                    # progress hook: on_cta(ctas_done, n_ctas, cycle) as each CTA retires
         self.age = 0
         self.end_cycle = 0
         self.bundles = 0
@@ -433,6 +434,8 @@ class SMCore:
         t = self.eng.now
         sm = self.cta_sm.pop(cta)
         self.ctas_done += 1
+        if self.on_cta is not None:
+            self.on_cta(self.ctas_done, self.n_ctas, t)
         self.bars.pop(cta, None)
         if self.rec_on:
             cw = self.cta_warps.get(cta)

@@ -148,7 +148,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
              want_outputs: bool = False, check: bool = False, seed: int = 0, trace_path=None, sample=None,
              max_steps: int | None = None, bundle: bool | None = None, trace_window=None, trace_sms=None,
              record_events: bool = False, trace_max_events: int = 2_000_000, on_phase=None,
-             max_wall_seconds: float | None = None) -> RunResult:
+             max_wall_seconds: float | None = None, on_progress=None) -> RunResult:
     """Simulate one launch record on an architecture (Contract 5).
 
     Tracing (timing / sampled modes): ``trace_path`` writes a Chrome/Perfetto trace-event JSON (``.json`` or
@@ -156,7 +156,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     CTAs) over ``trace_window=(t0, t1)`` cycles (default: the whole run). ``record_events=True`` (implied by
     ``trace_path``) keeps the recorded events on the result (``RunResult.events``, ``RunResult.utilization()``).
     Tracing never changes the simulated cycles. ``on_phase(name)``, when given, is called as each phase starts
-    ("loading", "functional pass", "timing pass", "writing trace"; the CLI's progress display).
+    ("loading", "functional pass", "timing pass", "writing trace"; the CLI's progress display);
+    ``on_progress(ctas_done, n_ctas, cycle)`` as each CTA of the timing pass retires.
 
     Budgets of the functional pass: ``max_steps`` / ``max_wall_seconds`` (None: the defaults of
     ``workloads.functional.run``; 0: no limit); past one, a ``SimulationError`` names the stuck warps."""
@@ -217,7 +218,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     out = run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
                      policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
                      shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
-                     window=knobs.get("window"), sample=smp, recorder=rec)
+                     window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress)
     outputs = fres.outputs if compute else None
     if compute and _reads_clock(program) and out.clock_issue:
         # Clock oracle (design.md, execution model 4). A kernel whose control flow reads the clock (a spin
@@ -239,7 +240,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
             out = run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
                              policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
                              shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
-                             window=knobs.get("window"), sample=smp, recorder=rec)
+                             window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress)
         del trace_dyn
         outputs = fres2.outputs
     if check:

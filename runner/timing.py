@@ -434,14 +434,15 @@ def l1_bytes_per_cta(spec, occ) -> int:
 def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, units: str = "auto",
                policy: str | None = None, n_sms: int | None = None, shared_bytes: int | None = None,
                registers: int | None = None, sass_overrides: dict | None = None, bundle: bool = True,
-               window: int | None = None, sample=None, recorder=None) -> TimingOutcome:
+               window: int | None = None, sample=None, recorder=None, on_progress=None) -> TimingOutcome:
     """Replay ``trace`` (Contract 2) on ``spec`` (Contract 4). Raises SimulationError on a hang / cycle limit.
 
     ``bundle``: replay the identical-stream warps of a CTA as one bundle (fast, default) or every warp alone.
     ``window``: SM run-ahead window in cycles (CoreConfig.window). ``sample``: a
     :class:`warpgraph.runner.sampling.Sample` (sampled mode: only its SMs run, with their CTA assignment).
     ``recorder``: an event recorder (core/tracing.py ``TraceRecorder``) given to the core and every unit; a
-    recorder with ``auto_sms = True`` keeps the first 4 SMs that run CTAs."""
+    recorder with ``auto_sms = True`` keeps the first 4 SMs that run CTAs. ``on_progress(ctas_done, n_ctas, cycle)``
+    is called as each CTA retires (the CLI's progress bar; it cannot change the simulation)."""
     t_wall = time.perf_counter()
     prog = trace.program
     tables = lower(prog, spec, sass_overrides=sass_overrides)
@@ -481,6 +482,8 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
                   threads_per_cta=trace.threads_per_cta, stream_of=trace.warp_stream, scheduler=sched,
                   mem=mem, smem=smem, tma=tma, mbar=mbar, tc=tc, max_cycles=max_cycles, groups_of=groups,
                   merge_subpartitions=merge)
+    if on_progress is not None:
+        core.on_cta = on_progress
     ghost = None
     if sample is not None and getattr(sample, "ghost_fills", False) and getattr(sample, "ghosts", None):
         from warpgraph.runner.ghost_fills import GhostFills

@@ -101,3 +101,17 @@ def test_describe_units():
     assert describe("gpu.stalls", "long_scoreboard")[0] == "warp-cycles"
     assert describe("somewhere", "foo_bytes") == ("bytes", "")
     assert describe("x", "lat.mean") == ("", "mean of lat")
+
+
+def test_timing_progress_hook_sees_every_cta_and_changes_nothing():
+    """simulate(on_progress=...) is called as each CTA retires (the CLI's `run` progress bar: CTAs retired and the
+    simulated cycle); the cycles are those of a run without it."""
+    import warpgraph
+
+    rec = warpgraph.scale_record(warpgraph.load_record("h200/gemm_tma_M2048_N2048_K2048"), factor=8)
+    calls = []
+    with_hook = warpgraph.simulate(rec, "h200", on_progress=lambda d, n, t: calls.append((d, n, t)))
+    plain = warpgraph.simulate(rec, "h200")
+    assert [c[0] for c in calls] == list(range(1, rec.n_ctas + 1)) and calls[-1][1] == rec.n_ctas
+    assert all(a[2] <= b[2] for a, b in zip(calls, calls[1:]))
+    assert with_hook.metrics["cycles"] == plain.metrics["cycles"]
