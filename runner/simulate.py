@@ -79,7 +79,8 @@ def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
         if k.startswith("timing."):
             name = k[len("timing."):]
             if name not in _TIMING_KEYS:
-                raise UserError(f"unknown timing knob {k!r}", hint=f"one of: {', '.join('timing.' + n for n in _TIMING_KEYS)}")
+                raise UserError(f"unknown timing knob {k!r}", location=f"--set {k}",
+                                hint=f"one of: {', '.join('timing.' + n for n in _TIMING_KEYS)}")
             timing[name] = _timing_knob(k, name, v)
         elif k.startswith("sass."):
             if not k[len("sass."):]:
