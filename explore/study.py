@@ -232,13 +232,22 @@ def reap_stale(study: optuna.Study) -> int:
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         optuna.storages.fail_stale_trials(study)
     host, n = socket.gethostname(), 0
+    orphans_ok = None   # computed once: may RUNNING trials without an owner be reaped?
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         w = t.user_attrs.get("wg_worker")
-        if not w or w.get("host") != host or w.get("pid") == os.getpid():
+        if not w:
+            # a worker killed between taking the trial and recording itself as its owner: reap it once no
+            # registered worker of the study can still own it (all registered on this host and gone)
+            if orphans_ok is None:
+                orphans_ok = _no_live_workers(study, host)
+            if not orphans_ok:
+                continue
+        elif w.get("host") != host or w.get("pid") == os.getpid():
             continue
-        start = _proc_start(int(w["pid"]))
-        if start is not None and start == w.get("start"):
-            continue  # alive
+        else:
+            start = _proc_start(int(w["pid"]))
+            if start is not None and start == w.get("start"):
+                continue  # alive
         try:
             study.tell(t.number, state=TrialState.FAIL)
         except Exception:  # another process got there first
@@ -246,6 +255,30 @@ def reap_stale(study: optuna.Study) -> int:
         _enqueue_retry(study, t)
         n += 1
     return n
+
+
+def register_worker(study: optuna.Study) -> None:
+    """Record this process as a worker of ``study`` before it takes any trial (study user attribute
+    ``wg_workers.<host>.<pid>``), so a trial left RUNNING without an owner can be told from one being started."""
+    o = _owner()
+    study.set_user_attr(f"wg_workers.{o['host']}.{o['pid']}", o)
+
+
+def _no_live_workers(study: optuna.Study, host: str) -> bool:
+    """True when every worker registered for ``study`` ran on this host and is gone (this process excepted)."""
+    for k, o in study.user_attrs.items():
+        if not k.startswith("wg_workers.") or not isinstance(o, dict):
+            continue
+        if o.get("host") != host:
+            return False
+        if o.get("pid") == os.getpid():
+            continue
+        start = _proc_start(int(o["pid"]))
+        if start is not None and start == o.get("start"):
+            return False
+    return True
+
+
 
 
 # ------------------------------------------------------------------------------------------ setup
@@ -452,6 +485,7 @@ class Runner:
         t0 = time.monotonic()
         done_here = 0
         timeout_s = timeout_s if timeout_s is not None else self.spec.timeout_s
+        register_worker(self.study)
         while True:
             reap_stale(self.study)
             c = counts(self.study)

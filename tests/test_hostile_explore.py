@@ -98,3 +98,36 @@ def test_study_yaml_alias_bomb_and_bad_bytes(tmp_path):
     p.write_bytes(b"name: x\nbase: \xff\n")
     with pytest.raises(warpgraph.UserError, match="byte offset 14"):
         load_study(p)
+
+
+def test_owner_less_running_trial_is_reaped_once_its_workers_are_gone(tmp_path):
+    """A worker killed between taking a trial and recording its owner leaves a RUNNING trial without one: it is
+    reaped (failed, its grid point retried) once every registered worker of the study is gone, and kept while a
+    registered worker still lives (issue 21: no trial lost after kill -9)."""
+    import socket
+    import subprocess
+    import sys
+
+    import optuna
+
+    from warpgraph.explore.study import _proc_start, reap_stale
+
+    st = optuna.create_study(storage=optuna.storages.JournalStorage(
+        optuna.storages.journal.JournalFileBackend(str(tmp_path / "j.log"))), study_name="s")
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        host = socket.gethostname()
+        st.set_user_attr(f"wg_workers.{host}.{dead.pid}", {"host": host, "pid": dead.pid, "start": "1"})
+        st.set_user_attr(f"wg_workers.{host}.{live.pid}",
+                         {"host": host, "pid": live.pid, "start": _proc_start(live.pid)})
+        orphan = st.ask()                                  # RUNNING, no wg_worker owner
+        assert reap_stale(st) == 0                         # a registered worker is alive: it may own it
+        live.kill()
+        live.wait()
+        assert reap_stale(st) == 1
+        assert st.get_trials(deepcopy=False)[orphan.number].state == optuna.trial.TrialState.FAIL
+    finally:
+        if live.poll() is None:
+            live.kill()
