@@ -1,5 +1,5 @@
 """Helpers of the hostile-input tests (tests/test_hostile_*.py, tests/test_fuzz_inputs.py): small kernels and
-records, and the CLI run in-process. Loaded with ``load_helpers()`` (the tests use --import-mode=importlib)."""
+records, and the CLI run in-process. Imported by name (tests/conftest.py puts tests/ on the path)."""
 import contextlib
 import io
 import json

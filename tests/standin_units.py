@@ -1,29 +1,16 @@
 """Test doubles for the Contract-6 timing units: the SM-core tests pass them explicitly
 (``run_timing(..., units=standin_units.units)``) so that they pin the core's behaviour, not the units'. Each is a
 handful of "next-free" servers with fixed latencies read from the arch spec. Never used by a production run
-(runner/machine.py builds the registered models). Load with :func:`load` (pytest runs in importlib mode)."""
+(runner/machine.py builds the registered models). ``import standin_units`` (tests/conftest.py puts tests/ on the
+path)."""
 from __future__ import annotations
 
 from math import ceil
 
+from warpgraph.runner.timing import sget
+
 __all__ = ["StandinMemory", "StandinSharedMemory", "StandinTma", "StandinMbarrier", "StandinTensorCore",
-           "sget", "units", "load"]
-
-
-def load():
-    """This module, imported by path (tests are not a package)."""
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    name = "warpgraph_test_standin_units"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, Path(__file__))
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+           "sget", "units"]
 
 
 def units(spec, engine) -> dict:
@@ -34,17 +21,6 @@ def units(spec, engine) -> dict:
             "tma": StandinTma(spec, engine, mem, mbar), "tensor_core": StandinTensorCore(spec, engine)}
 
 
-def sget(spec, path: str, default):
-    """``spec.a.b`` (attributes or dict keys) or ``default``."""
-    cur = spec
-    for part in path.split("."):
-        if cur is None:
-            return default
-        if isinstance(cur, dict):
-            cur = cur.get(part)
-        else:
-            cur = getattr(cur, part, None)
-    return default if cur is None else cur
 
 
 class StandinMemory:

@@ -17,21 +17,7 @@ from warpgraph.workloads.functional import run_functional
 from warpgraph.workloads.record import load_record
 
 
-def _helpers():
-    import importlib.util
-    import pathlib
-    import sys
-
-    name = "_warpgraph_hostile_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, pathlib.Path(__file__).with_name("_hostile_helpers.py"))
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        sys.modules[name] = mod
-    return sys.modules[name]
-
-
-_H = _helpers()
+import _hostile_helpers as _H  # noqa: E402  (tests/conftest.py puts tests/ on the path)
 COUNTS: dict = {}
 pytestmark = pytest.mark.filterwarnings("ignore::ruamel.yaml.error.ReusedAnchorWarning")
 

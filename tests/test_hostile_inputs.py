@@ -11,21 +11,7 @@ from warpgraph.topologies import load_arch
 from warpgraph.workloads import record as R
 from warpgraph.workloads.record import load_record
 
-def _helpers():
-    import importlib.util
-    import pathlib
-    import sys
-
-    name = "_warpgraph_hostile_helpers"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, pathlib.Path(__file__).with_name("_hostile_helpers.py"))
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        sys.modules[name] = mod
-    return sys.modules[name]
-
-
-_H = _helpers()
+import _hostile_helpers as _H  # noqa: E402  (tests/conftest.py puts tests/ on the path)
 kernel, write_record, cli = _H.kernel, _H.write_record, _H.cli
 
 

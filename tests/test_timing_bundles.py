@@ -30,15 +30,10 @@ def small(request):
 
 
 def _standins():
-    """The unit test doubles (tests/standin_units.py), loaded by path."""
-    import importlib.util
-    from pathlib import Path
+    """The unit test doubles (tests/standin_units.py; tests/conftest.py puts tests/ on the path)."""
+    import standin_units
 
-    p = Path(__file__).with_name("standin_units.py")
-    spec = importlib.util.spec_from_file_location("warpgraph_test_standin_units", p)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return standin_units
 
 
 def test_bundled_cycles_match_per_warp(small):

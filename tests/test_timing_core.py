@@ -13,15 +13,10 @@ START = 4  # warp_start_latency (no_instruction) before a warp's first issue
 
 
 def _standins():
-    """The unit test doubles (tests/standin_units.py), loaded by path."""
-    import importlib.util
-    from pathlib import Path
+    """The unit test doubles (tests/standin_units.py; tests/conftest.py puts tests/ on the path)."""
+    import standin_units
 
-    p = Path(__file__).with_name("standin_units.py")
-    spec = importlib.util.spec_from_file_location("warpgraph_test_standin_units", p)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return standin_units
 
 
 STANDINS = _standins()
