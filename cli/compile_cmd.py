@@ -20,21 +20,15 @@ def compile_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Run ptxas -v on each record's PTX; print (and with --write record) registers per thread and spills."""
-    from warpgraph.core.errors import RecordError
     from warpgraph.topologies import load_arch
-    from warpgraph.workloads.compiled import _prefer, annotate_record, ptxas_facts
+    from warpgraph.workloads.compiled import annotate_record, record_facts
     from warpgraph.workloads.record import load_record
 
     target = isa or load_arch(arch).sm.isa
     rows = []
     for p in records:
         rec = load_record(p)
-        if write:
-            f = annotate_record(rec.dir, target)
-        else:
-            f, why = ptxas_facts(rec.ptx_text(), rec.entry, target, prefer=_prefer(rec))
-            if f is None:
-                raise RecordError(f"cannot compile the record's PTX for {target}: {why}", location=str(rec.file))
+        f = annotate_record(rec.dir, target) if write else record_facts(rec, target)
         rows.append({"record": rec.name, **f.to_json()})
     if as_json:
         typer.echo(json.dumps(rows, indent=1))

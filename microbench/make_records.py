@@ -246,8 +246,7 @@ def main():
 
 def _annotate(d):
     """ptxas facts for the three bundled ISAs (the record alone decides its registers: workloads/compiled.py);
-    PTX that needs sm_90a features gets the sm_90a block only."""
-    sys.path.insert(0, os.path.dirname(ROOT))
+    PTX that needs sm_90a features gets the sm_90a block only (needs warpgraph installed, as pip install -e .)."""
     try:
         from warpgraph.core.errors import UserError
         from warpgraph.workloads.compiled import annotate_record

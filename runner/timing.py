@@ -180,7 +180,7 @@ def registers_per_thread(program, record=None, spec=None) -> tuple[int, str]:
     from warpgraph.workloads.compiled import compiled_facts
 
     isa = str(sget(spec, "sm.isa", "sm_90a"))
-    facts, src = compiled_facts(record, program, isa) if record is not None else (None, "no record")
+    facts, src = compiled_facts(record, isa)
     if facts is not None:
         return int(facts.registers_per_thread), f"ptxas: {src}"
     est = _estimate_registers(program)

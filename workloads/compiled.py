@@ -30,7 +30,8 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["CompiledFacts", "find_ptxas", "ptxas_facts", "compiled_facts", "parse_ptxas_log"]
+__all__ = ["CompiledFacts", "find_ptxas", "ptxas_facts", "compiled_facts", "parse_ptxas_log", "record_facts",
+           "annotate_record"]
 
 _TIMEOUT_S = 120
 
@@ -216,7 +217,7 @@ def _prefer(record) -> str:
     return "cuda" if ("nvcc" in comp or "cuda" in comp) else "triton"
 
 
-def compiled_facts(record, program, isa: str) -> tuple[CompiledFacts | None, str]:
+def compiled_facts(record, isa: str) -> tuple[CompiledFacts | None, str]:
     """The compiler facts of ``record``'s entry for ``isa``: ``(facts, source)`` or ``(None, why not)``.
 
     ``source`` says where they came from: ``"record (ptxas 12.8.93 (triton 3.6.0))"`` or ``"ptxas ... now"``."""
@@ -227,26 +228,35 @@ def compiled_facts(record, program, isa: str) -> tuple[CompiledFacts | None, str
         return f, f"record ({f.tool or 'ptxas'}, {isa})"
     if record is None:
         return None, "no record"
+    from warpgraph.core.errors import UserError
+
     try:
         text = record.ptx_text()
-    except Exception as e:  # a record without PTX text: the caller reports the estimate
-        return None, str(e)
+    except UserError as e:  # a record without readable PTX text: the caller reports the estimate
+        return None, e.message
     f, why = ptxas_facts(text, record.entry, isa, prefer=_prefer(record))
     if f is None:
         return None, why
     return f, f"{f.tool}, {isa}, at load"
 
 
-def annotate_record(record_dir, isa: str = "sm_90a", *, prefer: str | None = None) -> CompiledFacts:
-    """Run ptxas on a record folder's PTX and write ``compiled.<isa>`` into its ``launch.json`` (the rest of
-    the file is kept as it is). Raises RecordError when no ptxas is found or ptxas rejects the PTX."""
+def record_facts(rec, isa: str, *, prefer: str | None = None) -> CompiledFacts:
+    """ptxas facts of a loaded record's entry for ``isa``, now (not the record's block); raises RecordError
+    when no ptxas is found or ptxas rejects the PTX."""
     from warpgraph.core.errors import RecordError
-    from warpgraph.workloads.record import RECORD_FILE, load_record
 
-    rec = load_record(record_dir)
     f, why = ptxas_facts(rec.ptx_text(), rec.entry, isa, prefer=prefer or _prefer(rec))
     if f is None:
         raise RecordError(f"cannot compile the record's PTX for {isa}: {why}", location=str(rec.file))
+    return f
+
+
+def annotate_record(record_dir, isa: str = "sm_90a", *, prefer: str | None = None) -> CompiledFacts:
+    """Run ptxas on a record folder's PTX and write ``compiled.<isa>`` into its ``launch.json`` (the rest of
+    the file is kept as it is). Raises RecordError when no ptxas is found or ptxas rejects the PTX."""
+    from warpgraph.workloads.record import RECORD_FILE, load_record
+
+    f = record_facts(load_record(record_dir), isa, prefer=prefer)
     path = Path(record_dir) / RECORD_FILE
     d = json.loads(path.read_text())
     d.setdefault("compiled", {})[isa] = f.to_json()
