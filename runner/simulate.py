@@ -28,9 +28,10 @@ def _bool(v) -> bool:
 
 
 _TIMING_KEYS = {"policy": str, "n_sms": int, "registers": int, "shared_bytes": int, "bundle": _bool,
-                "window": int}
+                "window": int, "partition_window": int}
 #: valid ranges / choices of the runner knobs and the SASS issue-slot overrides (checked before simulating)
-_TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0, 1 << 24), "window": (0, 1 << 30)}
+_TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0, 1 << 24), "window": (0, 1 << 30),
+                  "partition_window": (1, 1 << 20)}
 _TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto", "standin")}
 _SASS_RANGE = (0, 1 << 16)
 
@@ -149,7 +150,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
              want_outputs: bool = False, check: bool = False, seed: int = 0, trace_path=None, sample=None,
              max_steps: int | None = None, bundle: bool | None = None, trace_window=None, trace_sms=None,
              record_events: bool = False, trace_max_events: int = 2_000_000, on_phase=None,
-             max_wall_seconds: float | None = None, on_progress=None) -> RunResult:
+             max_wall_seconds: float | None = None, on_progress=None, jobs: int | None = None) -> RunResult:
     """Simulate one launch record on an architecture (Contract 5).
 
     Tracing (timing / sampled modes): ``trace_path`` writes a Chrome/Perfetto trace-event JSON (``.json`` or
@@ -159,6 +160,9 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     Tracing never changes the simulated cycles. ``on_phase(name)``, when given, is called as each phase starts
     ("loading", "functional pass", "timing pass", "writing trace"; the CLI's progress display);
     ``on_progress(ctas_done, n_ctas, cycle)`` as each CTA of the timing pass retires.
+
+    ``jobs`` (timing mode): time the launch as its GPC partitions (runner/partitioned.py) in ``jobs``
+    processes; statistics are bit-identical for every ``jobs`` >= 1. None: the single-engine timing.
 
     Budgets of the functional pass: ``max_steps`` / ``max_wall_seconds`` (None: the defaults of
     ``workloads.functional.run``; 0: no limit); past one, a ``SimulationError`` names the stuck warps."""
@@ -170,6 +174,9 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     phase("loading")
     if mode not in ("timing", "functional", "sampled"):
         raise UserError(f"unknown mode {mode!r}", hint="timing, functional or sampled")
+    if jobs is not None and mode != "timing":
+        raise UserError(f"jobs={jobs} partitions a detailed timing run, not mode {mode!r}",
+                        hint="mode='timing', or no jobs")
     if record_or_path is None:
         record_or_path = DEFAULT_RECORD
     record = record_or_path if isinstance(record_or_path, LaunchRecord) else load_record(record_or_path)
@@ -216,10 +223,24 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         bundle = knobs.get("bundle", True)
     rec = _make_recorder(trace_path, trace_window, trace_sms, record_events, trace_max_events)
     phase("timing pass")
-    out = run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
-                     policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
-                     shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
-                     window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress)
+    def _time(trace):
+        if jobs is not None:
+            from warpgraph.runner.partitioned import run_timing_partitioned
+
+            if smp is not None or rec is not None or knobs.get("units", "auto") != "auto":
+                raise UserError("jobs for one launch (partitioned timing) runs detailed mode without event "
+                                "recording", hint="drop --jobs, or the trace / sampled options")
+            return run_timing_partitioned(
+                trace, spec, record=record, jobs=jobs, max_cycles=max_cycles, policy=knobs.get("policy"),
+                n_sms=knobs.get("n_sms"), registers=knobs.get("registers"), shared_bytes=knobs.get("shared_bytes"),
+                sass_overrides=sass_ov or None, bundle=bundle, window=knobs.get("window"),
+                partition_window=knobs.get("partition_window"), on_progress=on_progress)
+        return run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
+                          policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
+                          shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
+                          window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress)
+
+    out = _time(trace)
     outputs = fres.outputs if compute else None
     if compute and _reads_clock(program) and out.clock_issue:
         # Clock oracle (design.md, execution model 4). A kernel whose control flow reads the clock (a spin
@@ -238,10 +259,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
                 break
             n_prev = n2
             trace = fres2.trace
-            out = run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
-                             policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
-                             shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
-                             window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress)
+            out = _time(trace)
         del trace_dyn
         outputs = fres2.outputs
     if check:
