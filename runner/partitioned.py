@@ -38,7 +38,7 @@ from warpgraph.core.errors import SimulationError, UserError
 
 __all__ = ["run_timing_partitioned", "LoggedServer", "partitions_of"]
 
-_L2, _FILL, _HBM, _DRAMFILL = 0, 1, 2, 3
+_L2, _FILL, _HBM, _DRAMFILL, _LOOKUP, _SHARE, _TLOOKUP, _TSHARE = range(8)
 
 
 class LoggedServer(FluidServer):
@@ -79,13 +79,17 @@ class LoggedServer(FluidServer):
         self.free = end
 
 
-def partitions_of(spec) -> list[list[int]]:
-    """The SMs of every view: one per GPC of ``fabric.sms_per_gpc`` (SM ids are GPC-major)."""
-    n = int(spec.sm.count)
-    g = gpc_of_sms(spec.fabric, n)
-    out: dict[int, list[int]] = {}
-    for sm, x in enumerate(g):
-        out.setdefault(x, []).append(sm)
+def partitions_of(spec, granularity: str = "gpc") -> list[list[int]]:
+    """The SMs of every view: one per GPC (``gpc``) or per CPC (``cpc``) of the graph's SM layout
+    (topologies.builder.sm_layout: SM ids are GPC-major, spread evenly over a GPC's CPCs)."""
+    from warpgraph.topologies.builder import sm_layout
+
+    if granularity not in ("gpc", "cpc"):
+        raise UserError(f"timing.partition={granularity!r}", location="timing.partition", hint="gpc or cpc")
+    lay = sm_layout(spec)
+    out: dict = {}
+    for sm, (g, c) in enumerate(lay[: int(spec.sm.count)]):
+        out.setdefault(g if granularity == "gpc" else (g, c), []).append(sm)
     return [out[k] for k in sorted(out)]
 
 
@@ -124,7 +128,7 @@ class _View:
         self.units = (mem, smem, tma, mbar, tc)
         self.machine = machine
         self.log: list = []
-        self._instrument(mem)
+        self._instrument(mem, tma, ctx.granularity != "gpc")
         if hasattr(mem, "write_back_ratio"):
             mem.write_back_ratio = ctx.write_back_ratio
         self.sched = _ViewScheduler([(c, s) for c, s in ctx.first_wave if s in self.sms], eng)
@@ -137,20 +141,39 @@ class _View:
         eng.report = self.core.stuck_report
         self.core.start()
 
-    def _instrument(self, mem) -> None:
+    def _instrument(self, mem, tma, share_lookups: bool) -> None:
+        """Log what the other views must replay: GPU-wide server reservations and outstanding DRAM fills; with
+        views smaller than a GPC (``share_lookups``) also the GPC-scope lookups of memory and TMA and their
+        shares."""
         log = self.log
         for kind, lst in ((_L2, mem.l2_srv), (_FILL, mem.fill_srv), (_HBM, mem.hbm_srv)):
             for p, s in enumerate(lst):
                 lst[p] = LoggedServer.wrap(s, log, kind * 64 + p)
-        self.mem = mem
+        self.mem, self.tma = mem, tma
         orig = mem._note_fill
 
-        def note_fill(key, t, done, dram_bytes, window_end=None, _orig=orig, _fills=mem.fills, _log=log):
+        def note_fill(key, t, done, dram_bytes, window_end=None, _orig=orig, _fills=mem.fills, _log=log,
+                      _all=share_lookups):
             _orig(key, t, done, dram_bytes, window_end)
             if key & 255 == 255:   # an outstanding DRAM fill: hit-on-miss reads of every GPC wait for it
                 _log.append((t, _DRAMFILL * 64, key, tuple(_fills[key])))
+            elif _all:
+                _log.append((t, _LOOKUP * 64, key, tuple(_fills[key])))
 
         mem._note_fill = note_fill
+        if share_lookups:
+            mem.on_share = lambda key, idx, t, _log=log: _log.append((t, _SHARE * 64 + idx, key, None))
+            if tma is not None and hasattr(tma, "fills"):
+                torig = tma._note_fill
+
+                def tnote_fill(key, g0, g1, done, dram_bytes, window_end=None, _orig=torig, _fills=tma.fills,
+                               _log=log):
+                    _orig(key, g0, g1, done, dram_bytes, window_end)
+                    if key & 255 != 255:
+                        _log.append((g0, _TLOOKUP * 64, key, tuple(_fills[key])))
+
+                tma._note_fill = tnote_fill
+                tma.on_share = lambda key, idx, t, _log=log: _log.append((t, _TSHARE * 64 + idx, key, None))
 
     # -- barrier side ---------------------------------------------------------------------------------
     def apply_foreign(self, entries) -> None:
@@ -165,10 +188,17 @@ class _View:
             if v == me:
                 continue
             kind, p = divmod(sid, 64)
-            if kind == _DRAMFILL:
-                cur = fills.get(amount)
-                if cur is None or cur[1] < t1[1]:
-                    fills[amount] = list(t1)
+            if kind >= _DRAMFILL:
+                # lookup tables: ``amount`` is the key; an entry replaces an older one (earlier completion)
+                tab = fills if kind <= _SHARE else self.tma.fills
+                if kind == _SHARE or kind == _TSHARE:
+                    ent = tab.get(amount)
+                    if ent is not None:
+                        ent[p] += 1
+                else:
+                    cur = tab.get(amount)
+                    if cur is None or cur[1] < t1[1]:
+                        tab[amount] = list(t1)
                 continue
             s = srv[kind][p]
             s.advance(t, amount, t1)
@@ -440,7 +470,8 @@ def default_window(cfg, spec) -> int:
 def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycles: int | None = None,
                            policy: str | None = None, n_sms: int | None = None, shared_bytes: int | None = None,
                            registers: int | None = None, sass_overrides: dict | None = None, bundle: bool = True,
-                           window: int | None = None, partition_window: int | None = None, on_progress=None):
+                           window: int | None = None, partition_window: int | None = None, partition: str | None = None,
+                           on_progress=None):
     """Replay ``trace`` on ``spec`` as the GPC views of the module docstring, in ``jobs`` processes."""
     from warpgraph.components.cta_scheduler import CtaScheduler
     from warpgraph.runner.machine import build_machine
@@ -472,7 +503,8 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     if W > cfg.launch_latency:
         raise UserError(f"partition window {W} exceeds the CTA launch latency {cfg.launch_latency}",
                         hint="timing.partition_window_cycles <= cta_scheduler.launch_latency_cycles")
-    views = partitions_of(spec)
+    granularity = partition or "gpc"
+    views = partitions_of(spec, granularity)
     view_of = {sm: v for v, sms in enumerate(views) for sm in sms}
     cta_cls = machine.cta_scheduler_class
     sched = cta_cls.standalone(trace.n_ctas, cfg.n_sms, occ.ctas_per_sm, launch_latency_cycles=cfg.launch_latency)
@@ -480,7 +512,7 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     groups = BundleBuilder(trace, tables, bundle)
     probe = [0, trace.n_ctas - 1] if trace.n_ctas > 1 else [0]
     merge = groups.balanced(cfg.subpartitions, probe)
-    ctx = _Ctx(spec=spec, views=views, trace=trace, tables=tables, cfg=cfg, bundle=bundle, merge=merge,
+    ctx = _Ctx(spec=spec, views=views, granularity=granularity, trace=trace, tables=tables, cfg=cfg, bundle=bundle, merge=merge,
                first_wave=first, core_cls=machine.sm_class, max_cycles=max_cycles,
                sm_mhz=float(sget(spec, "clocks.sm_mhz", 1755.0)),
                write_back_ratio=float(getattr(trace, "write_back_ratio", 1.0)))
@@ -601,7 +633,7 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     m["merged_subpartitions"] = merge
     m["sm_events"] = core0.sm_events
     m["window_cycles"] = cfg.window
-    m["partitioned"] = {"views": len(views), "jobs": n_workers, "jobs_asked": jobs, "window_cycles": W,
+    m["partitioned"] = {"views": len(views), "granularity": granularity, "jobs": n_workers, "jobs_asked": jobs, "window_cycles": W,
                         "barriers": barriers, "replayed_reservations": foreign,
                         "views_of_workers": owned, "order": snap_vids}
     g = out.stats.group("partitioned")

@@ -28,11 +28,11 @@ def _bool(v) -> bool:
 
 
 _TIMING_KEYS = {"policy": str, "n_sms": int, "registers": int, "shared_bytes": int, "bundle": _bool,
-                "window": int, "partition_window": int}
+                "window": int, "partition_window": int, "partition": str}
 #: valid ranges / choices of the runner knobs and the SASS issue-slot overrides (checked before simulating)
 _TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0, 1 << 24), "window": (0, 1 << 30),
                   "partition_window": (1, 1 << 20)}
-_TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto", "standin")}
+_TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto", "standin"), "partition": ("gpc", "cpc")}
 _SASS_RANGE = (0, 1 << 16)
 
 
@@ -223,6 +223,10 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         bundle = knobs.get("bundle", True)
     rec = _make_recorder(trace_path, trace_window, trace_sms, record_events, trace_max_events)
     phase("timing pass")
+    if jobs is None and ("partition" in knobs or "partition_window" in knobs):
+        raise UserError("timing.partition / timing.partition_window set without jobs: the single-engine timing "
+                        "has no partitions", location="--set timing.partition", hint="add jobs (--jobs N)")
+
     def _time(trace):
         if jobs is not None:
             from warpgraph.runner.partitioned import run_timing_partitioned
@@ -234,7 +238,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
                 trace, spec, record=record, jobs=jobs, max_cycles=max_cycles, policy=knobs.get("policy"),
                 n_sms=knobs.get("n_sms"), registers=knobs.get("registers"), shared_bytes=knobs.get("shared_bytes"),
                 sass_overrides=sass_ov or None, bundle=bundle, window=knobs.get("window"),
-                partition_window=knobs.get("partition_window"), on_progress=on_progress)
+                partition_window=knobs.get("partition_window"), partition=knobs.get("partition"),
+                on_progress=on_progress)
         return run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
                           policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
                           shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,

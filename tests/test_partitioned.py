@@ -81,3 +81,17 @@ def test_cycle_limit_names_the_stuck_warps():
 def test_sampled_mode_with_jobs_is_refused():
     with pytest.raises(UserError, match="jobs"):
         wg.simulate(resolve_record(TMA_GEMM), "h200", mode="sampled", jobs=2)
+
+
+def test_cpc_views_are_identical_for_every_number_of_processes_too():
+    rec = resolve_record(TMA_GEMM)
+    ov = {"timing.partition": "cpc"}
+    a = wg.simulate(rec, "h200", jobs=1, overrides=ov)
+    b = wg.simulate(rec, "h200", jobs=3, overrides=ov)
+    assert a.metrics["partitioned"]["views"] > len(partitions_of(wg.load_arch("h200")))
+    assert _frame(a).equals(_frame(b))
+
+
+def test_partition_knobs_without_jobs_are_an_error():
+    with pytest.raises(UserError, match="without jobs"):
+        wg.simulate(resolve_record(TMA_GEMM), "h200", overrides={"timing.partition": "cpc"})
