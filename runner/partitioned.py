@@ -8,16 +8,17 @@ every ``jobs``** (``jobs=1`` runs the same partitions in one process):
   TMA units, mbarriers, shared memory, tensor cores and the DSM fabric of the GPC) is one *view*: an engine, an
   SM core that runs only the CTAs placed on its SMs, and its own replica of the memory system. What an SM shares
   only inside its GPC -- GPC-scope L2 lookup coalescing (``l2.coalesce_scope: gpc``), DSM traffic -- is exact.
-* **Windows.** Views advance in lock step through windows of ``W`` cycles (``timing.partition_window_cycles``,
-  at most the CTA launch latency). Inside a window a view sees its own requests to the GPU-wide L2 partitions,
-  L2 fill / store path and HBM at once and the other views' requests of earlier windows: at each barrier every
-  view replays the others' reservations of the window into its replica's servers (the next-free pointers,
-  the HBM load estimate and the outstanding DRAM fills that hit-on-miss reads wait for), in a total order
-  ``(cycle, view, sequence)`` that does not depend on the processes. Cross-GPC contention is therefore seen
-  at most ``W`` cycles late (the lookahead of the synchronisation, as an SST link latency).
-* **CTA scheduling** is GPU-wide: CTAs that retire in a window are handed their successors at the barrier in
-  ``(retire cycle, SM, sequence)`` order, to launch ``launch_latency`` cycles after the retire (which is why
-  ``W`` may not exceed it: the launch always lies beyond the barrier).
+* **Windows.** Views advance through windows of ``W`` cycles (``timing.partition_window``, default 256, at
+  most half the CTA launch latency). Inside a window a view sees its own requests to the GPU-wide L2
+  partitions, L2 fill / store path and HBM at once, and the other views' requests two windows late: what window
+  ``k`` produced is replayed into every other view's replica at the start of window ``k + 2`` (the next-free
+  pointers, the HBM load estimate and the outstanding DRAM fills that hit-on-miss reads wait for), in a total
+  order ``(cycle, view, sequence)`` that does not depend on the processes. Cross-GPC contention is therefore
+  seen at most ``2 W`` cycles late (the lookahead of the synchronisation, as an SST link latency), and a worker
+  always has its next window queued while the others finish theirs.
+* **CTA scheduling** is GPU-wide: CTAs that retire in window ``k`` are handed their successors in ``(retire
+  cycle, SM, sequence)`` order, launched ``launch_latency`` cycles after the retire at the start of window
+  ``k + 2`` at the earliest (hence ``2 W`` <= the launch latency: the launch never lies in the past).
 * **Statistics** are each view's own (a replayed reservation moves a server's next-free pointer, never its
   busy time or byte counts) and are summed over the views; cycles are the latest view's.
 
@@ -28,11 +29,10 @@ recording, test-double units, ``l2.coalesce_scope`` fill / gpu (lookups shared a
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
+import pickle
 import time
 
 from warpgraph.components.memory import SECTOR, FluidServer
-from warpgraph.components.structural import gpc_of_sms
 from warpgraph.core.engine import ClockDomain, CycleLimitExceeded, Engine
 from warpgraph.core.errors import SimulationError, UserError
 
@@ -374,22 +374,26 @@ def _restore_srv(s: FluidServer, v: dict, seen: set) -> None:
 # -- the run ----------------------------------------------------------------------------------------------
 def _worker(conn, ctx: _Ctx, vids: list[int]) -> None:
     try:
+        t0 = time.perf_counter()
         views = [_View(v, ctx) for v in vids]
-        conn.send(("ok", None))
+        busy = 0.0
+        conn.send(("ok", time.perf_counter() - t0))
         while True:
             msg = conn.recv()
             if msg[0] == "step":
                 _, t_end, entries, launches = msg
+                t0 = time.perf_counter()
                 out = []
                 for V in views:
                     V.apply_foreign(entries)
                     V.launch(launches.get(V.vid, ()))
                     out.append(V.run(t_end, ctx.max_cycles))
+                busy += time.perf_counter() - t0
                 conn.send(("ok", out))
             elif msg[0] == "report":
                 conn.send(("ok", [V.report() for V in views]))
             elif msg[0] == "finish":
-                conn.send(("ok", [V.snapshot() for V in views]))
+                conn.send(("ok", ([V.snapshot() for V in views], busy)))
                 return
     except BaseException as exc:  # the coordinator re-raises it with the worker's text
         import traceback
@@ -404,22 +408,27 @@ class _Local:
     """The views of this process (``jobs=1``), behind the same calls as a worker."""
 
     def __init__(self, ctx, vids):
+        t0 = time.perf_counter()
         self.views = [_View(v, ctx) for v in vids]
         self.ctx = ctx
+        self.init_s = time.perf_counter() - t0
+        self.busy = 0.0
 
     def step(self, t_end, entries, launches):
+        t0 = time.perf_counter()
         out = []
         for V in self.views:
             V.apply_foreign(entries)
             V.launch(launches.get(V.vid, ()))
             out.append(V.run(t_end, self.ctx.max_cycles))
+        self.busy += time.perf_counter() - t0
         return out
 
     def reports(self):
         return [V.report() for V in self.views]
 
     def finish(self):
-        return [V.snapshot() for V in self.views]
+        return [V.snapshot() for V in self.views], self.busy
 
 
 class _Remote:
@@ -441,9 +450,6 @@ class _Remote:
             raise SimulationError(f"timing worker (views {self.vids}) failed: {r[1]}\n{r[2]}")
         return r[1]
 
-    def send_step(self, t_end, entries, launches):
-        self.conn.send(("step", t_end, entries, {v: launches[v] for v in self.vids if v in launches}))
-
     def reports(self):
         self.conn.send(("report",))
         return self._get()
@@ -464,7 +470,7 @@ def default_window(cfg, spec) -> int:
     from warpgraph.runner.timing import sget
 
     w = int(sget(spec, "timing.partition_window_cycles", 256) or 256)
-    return max(1, min(w, int(cfg.launch_latency)))
+    return max(1, min(w, int(cfg.launch_latency) // 2))
 
 
 def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycles: int | None = None,
@@ -500,9 +506,10 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     if policy is None:
         cfg.policy = machine.policy
     W = int(partition_window) if partition_window else default_window(cfg, spec)
-    if W > cfg.launch_latency:
-        raise UserError(f"partition window {W} exceeds the CTA launch latency {cfg.launch_latency}",
-                        hint="timing.partition_window_cycles <= cta_scheduler.launch_latency_cycles")
+    if 2 * W > cfg.launch_latency:
+        raise UserError(f"partition window {W} exceeds half the CTA launch latency {cfg.launch_latency}",
+                        hint="timing.partition_window <= cta_scheduler.launch_latency_cycles / 2 (a retired "
+                             "CTA's successor is launched two windows later)")
     granularity = partition or "gpc"
     views = partitions_of(spec, granularity)
     view_of = {sm: v for v, sms in enumerate(views) for sm in sms}
@@ -527,29 +534,50 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     try:
         if n_workers == 1:
             parts = [_Local(ctx, owned[0])]
+            init_s = [parts[0].init_s]
         else:
             mpc = mp.get_context("fork")
             parts = [_Remote(ctx, vids, mpc) for vids in owned]
-            for p in parts:
-                p._get()
+            init_s = [p._get() for p in parts]
         ll = cfg.launch_latency
-        t_end = W
-        entries: list = []
-        launches: dict = {}
-        barriers = 0
-        foreign = 0
         n_ctas = trace.n_ctas
-        while True:
+        barriers = foreign = 0
+        inflight = []
+        local_q: list = []
+
+        def send(t_end, entries, launches):
+            # step messages are pickled once for every worker
             if n_workers == 1:
-                results = parts[0].step(t_end, entries, launches)
-                vids = owned[0]
+                local_q.append(parts[0].step(t_end, entries, launches))
             else:
+                blob = pickle.dumps(("step", t_end, entries, launches), protocol=pickle.HIGHEST_PROTOCOL)
                 for p in parts:
-                    p.send_step(t_end, entries, launches)
-                results, vids = [], []
-                for p, o in zip(parts, owned):
-                    results += p._get()
-                    vids += o
+                    p.conn.send_bytes(blob)
+            inflight.append(t_end)
+
+        def gather():
+            inflight.pop(0)
+            if n_workers == 1:
+                return local_q.pop(0), owned[0]
+            results, vids = [], []
+            for p, o in zip(parts, owned):
+                results += p._get()
+                vids += o
+            return results, vids
+
+        def reports():
+            while inflight:
+                gather()
+            return "\n".join(r for p in parts for r in p.reports() if not r.startswith("0 unfinished"))
+
+        # window k covers [k W, (k+1) W); what it produces (the others' reservations, the CTAs retired in it) is
+        # applied at the start of window k + 2, so every worker always has its next window queued
+        send(W, [], {})
+        send(2 * W, [], {})
+        k = 0
+        prev_launches = False
+        while True:
+            results, vids = gather()
             barriers += 1
             merged = []
             rets = []
@@ -562,34 +590,34 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
                 if nt is not None and (nxt is None or nt < nxt):
                     nxt = nt
             merged.sort(key=lambda e: (e[0], e[1], e[2]))
-            entries = merged
             foreign += len(merged)
             rets.sort()
-            launches = {}
+            launches: dict = {}
             for t, sm, _k in rets:
                 c = sched.on_retire(sm)
                 if c is not None:
-                    tl = t + ll
-                    launches.setdefault(view_of[sm], []).append((c, sm, tl))
-                    if nxt is None or tl < nxt:
-                        nxt = tl
+                    launches.setdefault(view_of[sm], []).append((c, sm, t + ll))
             if on_progress is not None and rets:
-                on_progress(done, n_ctas, t_end)
-            if nxt is None:
-                if done >= n_ctas:
-                    break
-                rep = [r for p in parts for r in p.reports()]
+                on_progress(done, n_ctas, (k + 1) * W)
+            quiet = nxt is None and not launches and not prev_launches
+            if quiet and done >= n_ctas:
+                break
+            if quiet:
                 raise SimulationError("simulation deadlocked: no pending events but warps have not finished\n"
-                                      + "\n".join(r for r in rep if not r.startswith("0 unfinished")),
+                                      + reports(),
                                       hint="a bar.sync / mbarrier wait that can never complete (see the listed warps)")
-            if max_cycles is not None and nxt > max_cycles:
-                rep = [r for p in parts for r in p.reports()]
-                raise CycleLimitExceeded(
-                    f"simulation exceeded max_cycles={max_cycles} (next event at cycle {nxt})\n"
-                    + "\n".join(r for r in rep if not r.startswith("0 unfinished")),
-                    hint="a larger max_cycles, or find what the listed warps wait on")
-            t_end = max(t_end + W, (nxt // W + 1) * W)
-        snaps_v = [s for p in parts for s in p.finish()]
+            if max_cycles is not None and (k + 1) * W > max_cycles:
+                raise CycleLimitExceeded(f"simulation exceeded max_cycles={max_cycles} (window ending at cycle "
+                                         f"{(k + 1) * W})\n" + reports(),
+                                         hint="a larger max_cycles, or find what the listed warps wait on")
+            send((k + 3) * W, merged, launches)
+            prev_launches = bool(launches)
+            k += 1
+        while inflight:
+            gather()
+        fin = [p.finish() for p in parts]
+        snaps_v = [s for f in fin for s in f[0]]
+        busy_s = [f[1] for f in fin]
         snap_vids = [v for o in owned for v in o]
     finally:
         for p in parts:
@@ -635,7 +663,9 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     m["window_cycles"] = cfg.window
     m["partitioned"] = {"views": len(views), "granularity": granularity, "jobs": n_workers, "jobs_asked": jobs, "window_cycles": W,
                         "barriers": barriers, "replayed_reservations": foreign,
-                        "views_of_workers": owned, "order": snap_vids}
+                        "views_of_workers": owned, "order": snap_vids,
+                        "worker_init_seconds": [round(x, 3) for x in init_s],
+                        "worker_busy_seconds": [round(x, 3) for x in busy_s]}
     g = out.stats.group("partitioned")
     g.set("views", len(views))
     g.set("window_cycles", W)
