@@ -28,6 +28,7 @@ recording, test-double units, ``l2.coalesce_scope`` fill / gpu (lookups shared a
 """
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
 import pickle
 import time
@@ -80,16 +81,17 @@ class LoggedServer(FluidServer):
 
 
 def partitions_of(spec, granularity: str = "gpc") -> list[list[int]]:
-    """The SMs of every view: one per GPC (``gpc``) or per CPC (``cpc``) of the graph's SM layout
+    """The SMs of every view: one per GPC (``gpc``), per CPC (``cpc``) or one for the whole GPU (``gpu``: the
+    single-engine model with CTAs handed out at the barriers, a reference) of the graph's SM layout
     (topologies.builder.sm_layout: SM ids are GPC-major, spread evenly over a GPC's CPCs)."""
     from warpgraph.topologies.builder import sm_layout
 
-    if granularity not in ("gpc", "cpc"):
-        raise UserError(f"timing.partition={granularity!r}", location="timing.partition", hint="gpc or cpc")
+    if granularity not in ("gpc", "cpc", "gpu"):
+        raise UserError(f"timing.partition={granularity!r}", location="timing.partition", hint="gpc, cpc or gpu")
     lay = sm_layout(spec)
     out: dict = {}
     for sm, (g, c) in enumerate(lay[: int(spec.sm.count)]):
-        out.setdefault(g if granularity == "gpc" else (g, c), []).append(sm)
+        out.setdefault(0 if granularity == "gpu" else g if granularity == "gpc" else (g, c), []).append(sm)
     return [out[k] for k in sorted(out)]
 
 
@@ -203,12 +205,16 @@ class _View:
             s = srv[kind][p]
             s.advance(t, amount, t1)
             if kind == _HBM and qa:
-                # the HBM load estimate of the partition (components/memory.py ``_l2``): the EWMA decays to the
-                # reservation and takes its occupancy
-                u = mem._hbm_util(p, t)
-                if t > mem.hbm_ut[p]:
+                # the HBM load estimate of the partition (components/memory.py ``_l2``: an EWMA of occupancy).
+                # A reservation older than the estimate's last update joins it decayed by its age (the EWMA is
+                # linear), so replaying it late neither inflates nor loses it
+                ut = mem.hbm_ut[p]
+                occ = amount * s.inv / tau
+                if t >= ut:
+                    mem.hbm_u[p] = mem._hbm_util(p, t) + occ
                     mem.hbm_ut[p] = t
-                mem.hbm_u[p] = u + amount * s.inv / tau
+                else:
+                    mem.hbm_u[p] += occ * math.exp((t - ut) / tau)
 
     def launch(self, launches) -> None:
         core = self.core

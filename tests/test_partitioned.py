@@ -95,3 +95,12 @@ def test_cpc_views_are_identical_for_every_number_of_processes_too():
 def test_partition_knobs_without_jobs_are_an_error():
     with pytest.raises(UserError, match="without jobs"):
         wg.simulate(resolve_record(TMA_GEMM), "h200", overrides={"timing.partition": "cpc"})
+
+
+def test_one_view_is_the_single_engine_model():
+    """timing.partition=gpu (one view: no replay) differs from the single engine only in handing out CTAs at the
+    barriers."""
+    rec = resolve_record(MULTI_WAVE)
+    one = wg.simulate(rec, "h200").metrics["cycles"]
+    gpu = wg.simulate(rec, "h200", jobs=1, overrides={"timing.partition": "gpu"}).metrics["cycles"]
+    assert abs(gpu - one) <= 0.005 * one
