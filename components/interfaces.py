@@ -222,14 +222,16 @@ ROLE_STATS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
                                     "mma_sync.busy_cycles": ("cycles", "mma.sync pipe busy cycles"),
                                     "async.count": ("instructions", "wgmma / tcgen05.mma issued"),
                                     "async.flops": ("flop", "asynchronous MMA FLOPs"),
-                                    "async.busy_cycles": ("cycles", "asynchronous MMA service cycles")}},
-    "tmem": {"tensor_core": {"tmem.ld.count": ("instructions", "tcgen05.ld served"),
-                             "tmem.ld.bytes": ("bytes", "bytes read from TMEM into registers"),
-                             "tmem.st.count": ("instructions", "tcgen05.st / cp / shift served"),
-                             "tmem.st.bytes": ("bytes", "bytes written to TMEM"),
-                             "tmem.allocs": ("allocations", "tcgen05.alloc calls"),
-                             "tmem.alloc_wait_cycles": ("cycles", "cycles allocations waited for free columns"),
-                             "tmem.peak_columns": ("columns", "most TMEM columns allocated at once on one SM")}},
+                                    "async.busy_cycles": ("cycles", "asynchronous MMA service cycles"),
+                                    # Blackwell: the TMEM behind the tensor core (role tmem, components/tmem.py)
+                                    "tmem.ld.count": ("instructions", "tcgen05.ld served"),
+                                    "tmem.ld.bytes": ("bytes", "bytes read from TMEM into registers"),
+                                    "tmem.st.count": ("instructions", "tcgen05.st / cp / shift served"),
+                                    "tmem.st.bytes": ("bytes", "bytes written to TMEM"),
+                                    "tmem.allocs": ("allocations", "tcgen05.alloc calls"),
+                                    "tmem.alloc_wait_cycles": ("cycles", "cycles allocations waited for free columns"),
+                                    "tmem.peak_columns": ("columns", "most TMEM columns allocated at once on "
+                                                          "one SM")}},
 }
 
 
