@@ -19,13 +19,13 @@ def _cases():
 
     import kernels as K
 
-    def gemm_tma(M, N, K_):
+    def gemm_tma(M, N, K_, bn=128):
         a, b = Buf("float16", [M, K_], {"normal": 0.1}), Buf("float16", [N, K_], {"normal": 0.1})
         c = Buf("float16", [M, N], "poison")
-        return dict(kernel=K.gemm_tma, grid=((M // 128) * (N // 128),), num_warps=4, num_stages=3,
-                    args=[tensor_descriptor(a, [128, 64]), tensor_descriptor(b, [128, 64]),
-                          tensor_descriptor(c, [128, 128]), M, N, K_],
-                    cx=dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=64, GROUP_M=8),
+        return dict(kernel=K.gemm_tma, grid=(-(-M // 128) * -(-N // bn),), num_warps=4, num_stages=3,
+                    args=[tensor_descriptor(a, [128, 64]), tensor_descriptor(b, [bn, 64]),
+                          tensor_descriptor(c, [128, bn]), M, N, K_],
+                    cx=dict(BLOCK_M=128, BLOCK_N=bn, BLOCK_K=64, GROUP_M=8),
                     check={"output": "c", "reference": "gemm_nt", "inputs": ["a", "b"], "max_rel_err": 0.01})
 
     def gemm_ptr(M, N, K_):
@@ -35,7 +35,7 @@ def _cases():
                     args=[a, b, c, M, N, K_], cx=dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8),
                     check={"output": "c", "reference": "gemm", "inputs": ["a", "b"], "max_rel_err": 0.01})
 
-    def attn(tma, BH, S, D):
+    def attn(tma, BH, S, D, causal=False):
         q, k, v = (Buf("float16", [BH, S, D], {"normal": 1.0}) for _ in range(3))
         o = Buf("float16", [BH, S, D], "poison")
         scale = D ** -0.5
@@ -45,9 +45,10 @@ def _cases():
         else:
             args, kern, names = [q, k, v, o], K.attn_fwd, {"Q": "q", "K": "k", "V": "v", "O": "o"}
         return dict(kernel=kern, grid=(S // 128, BH), num_warps=4 if tma else 8, num_stages=2,
-                    args=args + [scale, S], cx=dict(HEAD_DIM=D, BLOCK_M=128, BLOCK_N=64), names=names,
+                    args=args + [scale, S], names=names,
+                    cx=dict(HEAD_DIM=D, BLOCK_M=128, BLOCK_N=64, **({"CAUSAL": True} if causal else {})),
                     check={"output": "o", "reference": "attention", "inputs": ["q", "k", "v"],
-                           "args": {"scale": scale, "causal": False}, "max_rel_err": 0.01})
+                           "args": {"scale": scale, "causal": causal}, "max_rel_err": 0.01})
 
     return {
         ("b200", "sm_100a"): {
@@ -61,6 +62,11 @@ def _cases():
             "gemm_M2048_N2048_K2048": gemm_ptr(2048, 2048, 2048),
             "attn_s_BH2_S256_D64": attn(False, 2, 256, 64),
             "attn_BH16_S1024_D64": attn(False, 16, 1024, 64),
+            # the shapes flashgpu-sim measured on an RTX 5090 (TMA + mma.sync Triton kernels; docs/accuracy.md)
+            "gemm_tma_M2560_N64_K2560": gemm_tma(2560, 64, 2560, bn=64),
+            "gemm_tma_M4096_N128_K4096": gemm_tma(4096, 128, 4096),
+            "gemm_tma_M512_N6000_K1536": gemm_tma(512, 6000, 1536),
+            "attn_tma_s_BH2_S256_D64_causal": attn(True, 2, 256, 64, causal=True),
         },
     }
 

@@ -53,9 +53,9 @@ def gemm_ptr(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.co
 
 @triton.jit
 def attn_fwd_tma(desc_q, desc_k, desc_v, desc_o, sm_scale, N_CTX, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr,
-                 BLOCK_N: tl.constexpr):
-    """FlashAttention forward (non-causal) over [BH, N_CTX, HEAD_DIM] fp16 tensors through 3-D host tensor
-    descriptors (TMA), online softmax in base 2 as the Triton tutorial."""
+                 BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr = False):
+    """FlashAttention forward over [BH, N_CTX, HEAD_DIM] fp16 tensors through 3-D host tensor descriptors (TMA),
+    online softmax in base 2 as the Triton tutorial; ``CAUSAL`` stops at the diagonal block and masks it."""
     start_m = tl.program_id(0)
     off_hz = tl.program_id(1)
     off_m = start_m * BLOCK_M
@@ -64,9 +64,13 @@ def attn_fwd_tma(desc_q, desc_k, desc_v, desc_o, sm_scale, N_CTX, HEAD_DIM: tl.c
     l_i = tl.zeros([BLOCK_M], tl.float32)
     acc = tl.zeros([BLOCK_M, HEAD_DIM], tl.float32)
     qk_scale = sm_scale * 1.44269504
-    for start_n in range(0, N_CTX, BLOCK_N):
+    hi = off_m + BLOCK_M if CAUSAL else N_CTX
+    offs_m = off_m + tl.arange(0, BLOCK_M)
+    for start_n in range(0, hi, BLOCK_N):
         k = desc_k.load([off_hz, start_n, 0]).reshape(BLOCK_N, HEAD_DIM)
         qk = tl.dot(q, k.T)
+        if CAUSAL:
+            qk = tl.where(offs_m[:, None] >= start_n + tl.arange(0, BLOCK_N)[None, :], qk, -1.0e6)
         m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
         qk = qk * qk_scale - m_ij[:, None]
         p = tl.math.exp2(qk)
