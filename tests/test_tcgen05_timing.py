@@ -83,3 +83,35 @@ def test_sm100a_attention_completes_on_b200():
 def test_tcgen05_on_a_hopper_architecture_is_a_clear_error():
     with pytest.raises(SimulationError, match="tcgen05"):
         simulate(GEMM, "h200")
+
+
+def test_tmem_allocation_waits_across_ctas_of_one_sm():
+    """Two CTAs resident on one SM each take all 512 TMEM columns: the second tcgen05.alloc waits (parked) until
+    the first CTA's dealloc, then both finish with correct outputs."""
+    import numpy as np
+
+    from test_tcgen05_functional import _case
+    from warpgraph.workloads.record import record_from_dict
+
+    rec, av, bv = _case("f16")
+
+    def two_ctas(cols):
+        ptx = rec.ptx_text().replace("[%r6], 64;", f"[%r6], {cols};").replace("%r7, 64;", f"%r7, {cols};")
+        d = rec.to_json_dict()
+        d["grid"] = [2, 1, 1]
+        return record_from_dict(d, ptx_text=ptx)
+
+    # a long completion tail keeps each CTA's columns allocated well past the other CTA's start
+    ov = {"sm.count": 1, "tensor_core.completion_tail_latency_cycles": 5000}
+    fit = simulate(two_ctas(256), "b200", overrides=ov)            # 2 x 256 columns fit: no waiting
+    full = simulate(two_ctas(512), "b200", overrides=ov, want_outputs=True)
+
+    def tstats(r):
+        df = r.stats
+        return {s: v for c, s, v in zip(df["component"], df["stat"], df["value"]) if c == "tensor_core"}
+    tf, tc = tstats(fit), tstats(full)
+    assert full.metrics["ctas_per_sm"] >= 2
+    assert tf["tmem.alloc_wait_cycles"] == 0 and tf["tmem.peak_columns"] == 512
+    assert tc["tmem.allocs"] == 2 and tc["tmem.alloc_wait_cycles"] > 0 and tc["tmem.peak_columns"] == 512
+    assert np.allclose(full.outputs["out"].view(np.float32), 2 * (av @ bv.T), rtol=1e-5, atol=1e-5)
+    assert full.metrics["cycles"] > fit.metrics["cycles"]        # the serialised allocation costs time
