@@ -228,6 +228,7 @@ def _variant(ptx, old, new):
     ("tcgen05.mma.cta_group::1.kind::f16 [%r7], %rd6, %rd7, %r8, %p5", "tcgen05.mma.cta_group::2.kind::f16 [%r7], "
      "%rd6, %rd7, %r8, %p5", "cta_group::2"),
     ("tcgen05.ld.sync.aligned.32x32b.x16.b32", "tcgen05.ld.sync.aligned.16x64b.x16.b32", "16x64b"),
+    ("tcgen05.ld.sync.aligned.32x32b.x16.b32", "tcgen05.ld.sync.aligned.32x32b.x16.pack::16b.b32", "pack::16b"),
     ("tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [%rd8]",
      "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%rd8], %r9",
      "multicast"),
@@ -251,7 +252,8 @@ def test_tmem_columns_not_allocated_is_a_fault():
         run_functional(_record(ptx, np.zeros(4096, np.uint8), np.zeros(512, np.uint8)), want_trace=False)
 
 
-@pytest.mark.parametrize("name", ["gemm_tma_s_M256_N256_K256", "attn_tma_s_BH2_S256_D64"])
+@pytest.mark.parametrize("name", ["gemm_tma_s_M256_N256_K256", "attn_tma_s_BH2_S256_D64",
+                                  "gemm_tma_s_bm64_M256_N256_K256", "attn_tma_s_bm64_BH2_S256_D64_causal"])
 def test_triton_sm100a_records_match_reference(name):
     from warpgraph.workloads.references import check
 

@@ -18,14 +18,17 @@ Decoded as the PTX ISA defines them (section numbers of PTX ISA 8.7):
   61-63 swizzle (0 none, 1 128 B with 32-B atom, 2 128 B, 4 64 B, 6 32 B); the canonical layouts are those of
   wgmma (:func:`warpgraph.workloads.functional.tensor_ops.desc_addresses`);
 * data-path layouts of D / A-in-TMEM for ``.cta_group::1`` (§9.7.16.8.x): M = 128 is "layout D" (row i ->
-  lane i), M = 64 is "layout F" (row i -> lane 32 (i // 16) + i % 16); column j of a 32-bit D is column
+  lane i), M = 64 is "layout F" (row i -> lane 32 (i // 16) + i % 16, plus 16 when the address selects the
+  other half: Triton keeps two M = 64 tiles there); column j of a 32-bit D is column
   ``d + j``; A in TMEM packs 32 / bits elements per column, low bits first;
 * ``tcgen05.ld/st .32x32b.xN``: thread t of a warp moves lane ``base + t``, register j = column ``col + j``;
-  warp w of the CTA reaches lanes 32 (w % 4) .. 32 (w % 4) + 31 only.
+  ``.16x32bx2.xN``: threads 0-15 lanes ``base + t`` at ``col + j``, threads 16-31 lanes ``base + t - 16`` at
+  ``col + immHalfSplitoff + j`` (what Triton uses with M = 64 MMAs); warp w of the CTA reaches lanes
+  32 (w % 4) .. 32 (w % 4) + 31 only.
 
 What is not modelled raises a PTXError naming the PTX line: ``.cta_group::2`` (CTA pairs), ``.ws``, sparse
 (``.sp``) and block-scaled MMA, ``disable-output-lane`` masks, ``scale-input-d``, ``.multicast`` commits,
-ld/st shapes other than 32x32b, ``.pack::16b``/``.unpack::16b``, f6/f4 element types and a 16-bit D.
+ld/st shapes other than 32x32b and 16x32bx2, ``.pack::16b``/``.unpack::16b``, f6/f4 element types and a 16-bit D.
 """
 from __future__ import annotations
 
@@ -341,9 +344,9 @@ def _d_mma(b, inst):
             atype, btype = f["atype"], f["btype"]
             ea, eb = _EBITS[atype] // 8, _EBITS[btype] // 8
             dl, dc = int(dd[j]) >> 16, int(dd[j]) & 0xFFFF
-            if dl:
-                raise _fault(b, inst, f"tcgen05.mma D at TMEM lane {dl}", lanes=np.array([ln]),
-                             hint="D starts at lane 0 for .cta_group::1")
+            if dl not in ((0, 16) if M == 64 else (0,)):
+                raise _fault(b, inst, f"tcgen05.mma M={M} D at TMEM lane {dl}", lanes=np.array([ln]),
+                             hint="lane 0 (M = 128), lane 0 or 16 (M = 64: either half of layout F's lanes)")
             _check_cols(b, inst, used, c, dc, N, ln, "tcgen05.mma D")
             if trace:   # per warp: FLOPs and shared operand bytes summed, N | dtype class << 16, A in TMEM
                 w = ln >> 5
@@ -355,17 +358,18 @@ def _d_mma(b, inst):
                     pay[w, 1] += smem_b
             if not compute:
                 continue
-            rows = _lane_of_row(M)
+            rows = _lane_of_row(M) + dl
             try:
                 if a_tmem:
                     al, ac = int(aa[j]) >> 16, int(aa[j]) & 0xFFFF
                     per = 32 // _EBITS[atype]
                     ncol = -(-K // per)
-                    if al:
-                        raise SimulationError(f"tcgen05.mma A at TMEM lane {al}", hint="A starts at lane 0")
+                    if al not in ((0, 16) if M == 64 else (0,)):
+                        raise SimulationError(f"tcgen05.mma M={M} A at TMEM lane {al}",
+                                              hint="lane 0 (M = 128), lane 0 or 16 (M = 64)")
                     _check_cols(b, inst, used, c, ac, ncol, ln, "tcgen05.mma A")
                     kk = np.arange(K)
-                    cells = tm[c][rows[:, None], ac + kk[None, :] // per]
+                    cells = tm[c][(_lane_of_row(M) + al)[:, None], ac + kk[None, :] // per]
                     bits = (cells >> ((kk % per) * _EBITS[atype]).astype(np.uint32)) & \
                         np.uint32((1 << _EBITS[atype]) - 1)
                     A = tensor_ops.decode_elements(bits, atype)
@@ -436,17 +440,29 @@ def _ldst_shape(b, inst):
     mods = inst.mods
     shape = next((m for m in mods if m in ("16x64b", "16x128b", "16x256b", "32x32b", "16x32bx2")), None)
     num = next((int(m[1:]) for m in mods if m[:1] == "x" and m[1:].isdigit()), None)
-    if shape != "32x32b":
+    if shape not in ("32x32b", "16x32bx2"):
         raise PTXError(f"{inst.opcode} .{shape} is not supported: {inst.text.strip()}", location=b.loc(inst),
-                       hint=".32x32b (one TMEM lane per thread)")
+                       hint=".32x32b or .16x32bx2 (one TMEM lane per thread)")
     if num is None or num & (num - 1) or num > 128:
         raise b.fault_decode(inst, f"{inst.opcode}: .x{num} is not a valid repeat", hint=".x1 .. .x128")
     _only_mods(b, inst, {"sync", "aligned", shape, f"x{num}", "b32"})
-    return num
+    return num, shape
 
 
-def _ldst_lanes(b, inst, idx, taddr_op, num, what):
-    """(cta slots, TMEM lane, first column) of every active thread of a 32x32b ld/st (whole warps only)."""
+def _split_of(b, inst, op, shape):
+    """immHalfSplitoff of a .16x32bx2 ld/st (columns between the two 16-lane halves), 0 for .32x32b."""
+    if shape != "16x32bx2":
+        return 0
+    if not isinstance(op, Imm):
+        raise b.fault_decode(inst, f"{inst.opcode}.16x32bx2 needs an immediate immHalfSplitoff")
+    return int(op.value)
+
+
+def _ldst_lanes(b, inst, idx, taddr_op, num, what, shape="32x32b", split=0):
+    """(cta slots, TMEM lane, first column) of every active thread of a ld/st (whole warps only). 32x32b: thread
+    t moves lane base + t; 16x32bx2: threads t < 16 lane base + t at the taddr column, threads t >= 16 lane
+    base + t - 16 at taddr column + immHalfSplitoff (PTX ISA 8.7 §9.7.16.8.x "Matrix fragments for
+    tcgen05.ld/st .16x32bx2")."""
     if len(idx) % 32 or (idx.reshape(-1, 32)[:, 0] & 31).any():
         raise _fault(b, inst, f"{what} needs all 32 threads of the warp (.sync.aligned)", lanes=idx[:1])
     ta = _u32_at(b, taddr_op, inst, idx)
@@ -454,20 +470,24 @@ def _ldst_lanes(b, inst, idx, taddr_op, num, what):
     col0 = ta.reshape(-1, 32)[:, 0] & 0xFFFF
     wic = (idx.reshape(-1, 32)[:, 0] % b.lpc) // 32          # warp index in the CTA
     q = wic % 4
-    bad = (lane0 < 32 * q) | (lane0 + 32 > 32 * q + 32) | (col0 + num > TMEM_COLUMNS)
+    rows = 32 if shape == "32x32b" else 16
+    bad = (lane0 < 32 * q) | (lane0 + rows > 32 * q + 32) | (col0 + split + num > TMEM_COLUMNS)
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise _fault(b, inst, f"{what} at TMEM lane {int(lane0[k])} column {int(col0[k])}: warp {int(wic[k])} "
                      f"reaches lanes {32 * int(q[k])}..{32 * int(q[k]) + 31} only", lanes=idx[32 * k:32 * k + 1],
                      hint="lane base 32 x (warp id % 4); columns inside the 512")
     t = idx & 31
-    return b.lane_cta[idx], np.repeat(lane0, 32) + t, np.repeat(col0, 32)
+    if shape == "32x32b":
+        return b.lane_cta[idx], np.repeat(lane0, 32) + t, np.repeat(col0, 32)
+    return b.lane_cta[idx], np.repeat(lane0, 32) + (t & 15), np.repeat(col0, 32) + np.where(t >= 16, split, 0)
 
 
 @decoder("tcgen05.ld")
 def _d_ld(b, inst):
-    num = _ldst_shape(b, inst)
+    num, shape = _ldst_shape(b, inst)
     ops = inst.operands
+    split = _split_of(b, inst, ops[2] if len(ops) > 2 else None, shape)
     if not isinstance(ops[0], Vec) or len(ops[0].items) != num or not all(isinstance(x, Reg) for x in ops[0].items):
         raise b.fault_decode(inst, f"tcgen05.ld .x{num} needs a vector of {num} registers")
     regs = [b.R[x.index] for x in ops[0].items]
@@ -478,7 +498,7 @@ def _d_ld(b, inst):
         pay = _pay(b)
         if len(idx):
             tm, used, _ = _tm(b)
-            c, lane, col = _ldst_lanes(b, inst, idx, ops[1], num, "tcgen05.ld")
+            c, lane, col = _ldst_lanes(b, inst, idx, ops[1], num, "tcgen05.ld", shape, split)
             for cc in np.unique(c):
                 _check_cols(b, inst, used, int(cc), int(col[c == cc].min()), int(col[c == cc].max()) + num - int(
                     col[c == cc].min()), int(idx[c == cc][0]), "tcgen05.ld")
@@ -496,11 +516,13 @@ def _d_ld(b, inst):
 
 @decoder("tcgen05.st")
 def _d_st(b, inst):
-    num = _ldst_shape(b, inst)
-    ops = inst.operands
-    if not isinstance(ops[1], Vec) or len(ops[1].items) != num:
+    num, shape = _ldst_shape(b, inst)
+    ops = list(inst.operands)
+    split = _split_of(b, inst, ops[1] if len(ops) > 2 else None, shape)
+    vec = ops[-1]
+    if not isinstance(vec, Vec) or len(vec.items) != num:
         raise b.fault_decode(inst, f"tcgen05.st .x{num} needs a vector of {num} values")
-    srcs = [b.val(x, "b32", inst) for x in ops[1].items]
+    srcs = [b.val(x, "b32", inst) for x in vec.items]
     trace = b.ex.want_trace
 
     def h(act, full):
@@ -508,7 +530,7 @@ def _d_st(b, inst):
         pay = _pay(b)
         if len(idx):
             tm, used, _ = _tm(b)
-            c, lane, col = _ldst_lanes(b, inst, idx, ops[0], num, "tcgen05.st")
+            c, lane, col = _ldst_lanes(b, inst, idx, ops[0], num, "tcgen05.st", shape, split)
             for cc in np.unique(c):
                 sel = c == cc
                 lo = int(col[sel].min())

@@ -19,13 +19,13 @@ def _cases():
 
     import kernels as K
 
-    def gemm_tma(M, N, K_, bn=128):
+    def gemm_tma(M, N, K_, bn=128, bm=128):
         a, b = Buf("float16", [M, K_], {"normal": 0.1}), Buf("float16", [N, K_], {"normal": 0.1})
         c = Buf("float16", [M, N], "poison")
-        return dict(kernel=K.gemm_tma, grid=(-(-M // 128) * -(-N // bn),), num_warps=4, num_stages=3,
-                    args=[tensor_descriptor(a, [128, 64]), tensor_descriptor(b, [bn, 64]),
-                          tensor_descriptor(c, [128, bn]), M, N, K_],
-                    cx=dict(BLOCK_M=128, BLOCK_N=bn, BLOCK_K=64, GROUP_M=8),
+        return dict(kernel=K.gemm_tma, grid=(-(-M // bm) * -(-N // bn),), num_warps=4, num_stages=3,
+                    args=[tensor_descriptor(a, [bm, 64]), tensor_descriptor(b, [bn, 64]),
+                          tensor_descriptor(c, [bm, bn]), M, N, K_],
+                    cx=dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=64, GROUP_M=8),
                     check={"output": "c", "reference": "gemm_nt", "inputs": ["a", "b"], "max_rel_err": 0.01})
 
     def gemm_ptr(M, N, K_):
@@ -35,18 +35,18 @@ def _cases():
                     args=[a, b, c, M, N, K_], cx=dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8),
                     check={"output": "c", "reference": "gemm", "inputs": ["a", "b"], "max_rel_err": 0.01})
 
-    def attn(tma, BH, S, D, causal=False):
+    def attn(tma, BH, S, D, causal=False, bm=128):
         q, k, v = (Buf("float16", [BH, S, D], {"normal": 1.0}) for _ in range(3))
         o = Buf("float16", [BH, S, D], "poison")
         scale = D ** -0.5
         if tma:
-            args = [tensor_descriptor(x, [1, 128 if x is q or x is o else 64, D]) for x in (q, k, v, o)]
+            args = [tensor_descriptor(x, [1, bm if x is q or x is o else 64, D]) for x in (q, k, v, o)]
             kern, names = K.attn_fwd_tma, {"desc_q": "q", "desc_k": "k", "desc_v": "v", "desc_o": "o"}
         else:
             args, kern, names = [q, k, v, o], K.attn_fwd, {"Q": "q", "K": "k", "V": "v", "O": "o"}
-        return dict(kernel=kern, grid=(S // 128, BH), num_warps=4 if tma else 8, num_stages=2,
+        return dict(kernel=kern, grid=(S // bm, BH), num_warps=4 if tma else 8, num_stages=2,
                     args=args + [scale, S], names=names,
-                    cx=dict(HEAD_DIM=D, BLOCK_M=128, BLOCK_N=64, **({"CAUSAL": True} if causal else {})),
+                    cx=dict(HEAD_DIM=D, BLOCK_M=bm, BLOCK_N=64, **({"CAUSAL": True} if causal else {})),
                     check={"output": "o", "reference": "attention", "inputs": ["q", "k", "v"],
                            "args": {"scale": scale, "causal": causal}, "max_rel_err": 0.01})
 
@@ -55,6 +55,9 @@ def _cases():
             "gemm_tma_s_M256_N256_K256": gemm_tma(256, 256, 256),
             "gemm_tma_M2048_N2048_K2048": gemm_tma(2048, 2048, 2048),
             "attn_tma_s_BH2_S256_D64": attn(True, 2, 256, 64),
+            # M = 64 MMAs (TMEM layout F, tcgen05.ld/st .16x32bx2)
+            "gemm_tma_s_bm64_M256_N256_K256": gemm_tma(256, 256, 256, bn=64, bm=64),
+            "attn_tma_s_bm64_BH2_S256_D64_causal": attn(True, 2, 256, 64, causal=True, bm=64),
             "attn_tma_BH16_S1024_D64": attn(True, 16, 1024, 64),
         },
         ("rtx5090", "sm_120"): {
@@ -67,6 +70,7 @@ def _cases():
             "gemm_tma_M4096_N128_K4096": gemm_tma(4096, 128, 4096),
             "gemm_tma_M512_N6000_K1536": gemm_tma(512, 6000, 1536),
             "attn_tma_s_BH2_S256_D64_causal": attn(True, 2, 256, 64, causal=True),
+            "attn_tma_B32_H32_S512_D64_causal": attn(True, 32 * 32, 512, 64, causal=True),
         },
     }
 
