@@ -500,8 +500,10 @@ def _d_ld(b, inst):
             tm, used, _ = _tm(b)
             c, lane, col = _ldst_lanes(b, inst, idx, ops[1], num, "tcgen05.ld", shape, split)
             for cc in np.unique(c):
-                _check_cols(b, inst, used, int(cc), int(col[c == cc].min()), int(col[c == cc].max()) + num - int(
-                    col[c == cc].min()), int(idx[c == cc][0]), "tcgen05.ld")
+                sel = c == cc
+                lo = int(col[sel].min())
+                _check_cols(b, inst, used, int(cc), lo, int(col[sel].max()) + num - lo, int(idx[sel][0]),
+                            "tcgen05.ld")
             vals = tm[c[:, None], lane[:, None], col[:, None] + np.arange(num)[None, :]]
             for j, r in enumerate(regs):
                 if r.dtype == np.uint32:
