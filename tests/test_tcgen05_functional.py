@@ -277,3 +277,77 @@ def test_record_copy_roundtrip(tmp_path):
     rec = load_record(dst)
     out = run_functional(rec, want_trace=False).outputs["c"]
     assert not np.isnan(out.astype(np.float32)).any()
+
+
+_CP_KERNEL = """
+.version 8.7
+.target sm_100a
+.address_size 64
+.extern .shared .align 1024 .b8 smem[];
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pout)
+{
+ .reg .pred %p<8>;
+ .reg .b32 %r<140>;
+ .reg .b64 %rd<32>;
+ ld.param.u64 %rd1, [pa];
+ ld.param.u64 %rd3, [pout];
+ mov.u32 %r1, %tid.x;
+ mov.u32 %r6, smem;
+ shl.b32 %r3, %r1, 4;
+ cvt.u64.u32 %rd4, %r3;
+ add.s64 %rd5, %rd1, %rd4;
+ ld.global.v4.b32 {%r10, %r11, %r12, %r13}, [%rd5];
+ add.u32 %r5, %r6, %r3;
+ st.shared.v4.b32 [%r5+1024], {%r10, %r11, %r12, %r13};
+ ld.global.v4.b32 {%r10, %r11, %r12, %r13}, [%rd5+2048];
+ st.shared.v4.b32 [%r5+3072], {%r10, %r11, %r12, %r13};
+ setp.lt.u32 %p2, %r1, 32;
+ @%p2 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r6], 32;
+ setp.eq.u32 %p3, %r1, 0;
+ add.u32 %r9, %r6, 8;
+ @%p3 mbarrier.init.shared::cta.b64 [%r9], 1;
+ fence.proxy.async.shared::cta;
+ bar.sync 0;
+ ld.shared.b32 %r7, [smem];
+ mov.b64 %rd6, DESC;
+ cvt.u64.u32 %rd8, %r9;
+ @%p3 tcgen05.cp.cta_group::1.128x256b [%r7], %rd6;
+ @%p3 tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [%rd8];
+W0:
+ mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r9], 0;
+ @!%p4 bra W0;
+ shr.u32 %r20, %r1, 5;
+ shl.b32 %r21, %r20, 21;
+ add.u32 %r22, %r7, %r21;
+ tcgen05.ld.sync.aligned.32x32b.x8.b32 {%r100, %r101, %r102, %r103, %r104, %r105, %r106, %r107}, [%r22];
+ tcgen05.wait::ld.sync.aligned;
+ mul.wide.u32 %rd9, %r1, 64;
+ add.s64 %rd10, %rd3, %rd9;
+ st.global.v4.b32 [%rd10], {%r100, %r101, %r102, %r103};
+ st.global.v4.b32 [%rd10+16], {%r104, %r105, %r106, %r107};
+ tcgen05.fence::before_thread_sync;
+ bar.sync 0;
+ @%p3 tcgen05.shift.cta_group::1.down [%r7];
+ @%p3 tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64 [%rd8];
+W1:
+ mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r9], 1;
+ @!%p4 bra W1;
+ tcgen05.ld.sync.aligned.32x32b.x8.b32 {%r100, %r101, %r102, %r103, %r104, %r105, %r106, %r107}, [%r22];
+ tcgen05.wait::ld.sync.aligned;
+ st.global.v4.b32 [%rd10+32], {%r100, %r101, %r102, %r103};
+ st.global.v4.b32 [%rd10+48], {%r104, %r105, %r106, %r107};
+ bar.sync 0;
+ @%p2 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r7, 32;
+ ret;
+}
+"""
+
+
+def test_tcgen05_cp_and_shift():
+    """tcgen05.cp.128x256b puts row r's 8 words (canonical K-major layout in shared memory) in TMEM lane r;
+    tcgen05.shift.down moves lanes 0..126 one lane down."""
+    words = np.random.default_rng(5).integers(0, 2**32, size=(128, 8), dtype=np.uint64).astype(np.uint32)
+    rec = _record(_CP_KERNEL.replace("DESC", str(_desc(1024))), _kmajor_image(words, 4), np.zeros(512, np.uint8))
+    out = run_functional(rec, want_trace=False).outputs["out"]
+    assert np.array_equal(out[:, :8], words)
+    assert np.array_equal(out[1:, 8:16], words[:-1])
