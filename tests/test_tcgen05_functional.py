@@ -253,12 +253,14 @@ def test_tmem_columns_not_allocated_is_a_fault():
 
 
 @pytest.mark.parametrize("name", ["gemm_tma_s_M256_N256_K256", "attn_tma_s_BH2_S256_D64",
-                                  "gemm_tma_s_bm64_M256_N256_K256", "attn_tma_s_bm64_BH2_S256_D64_causal"])
+                                  "gemm_tma_s_bm64_M256_N256_K256", "attn_tma_s_bm64_BH2_S256_D64_causal",
+                                  "gemm_tma_s_tf32_M256_N256_K256", "gemm_tma_s_fp8_M256_N256_K256"])
 def test_triton_sm100a_records_match_reference(name):
     from warpgraph.workloads.references import check
 
     rec = load_record(RECORDS / "b200" / name)
-    assert "tcgen05.mma" in rec.ptx_text() and rec.source.get("target") == "sm_100a"
+    kind = {"tf32": "kind::tf32", "fp8": "kind::f8f6f4"}.get(name.split("_")[3], "kind::f16")
+    assert f"tcgen05.mma.cta_group::1.{kind}" in rec.ptx_text() and rec.source.get("target") == "sm_100a"
     res = run_functional(rec, want_trace=False)
     r = check(rec, res.outputs)
     assert r.ok, r

@@ -19,14 +19,18 @@ def _cases():
 
     import kernels as K
 
-    def gemm_tma(M, N, K_, bn=128, bm=128):
-        a, b = Buf("float16", [M, K_], {"normal": 0.1}), Buf("float16", [N, K_], {"normal": 0.1})
+    def gemm_tma(M, N, K_, bn=128, bm=128, dtype="float16"):
+        # 128-byte K rows per stage whatever the element type (tf32: 32, f16: 64, fp8: 128 elements)
+        bk = {"float32": 32, "float16": 64, "float8_e4m3fn": 128}[dtype]
+        init = {"normal": 0.1} if dtype != "float8_e4m3fn" else {"normal": 0.5}
+        a, b = Buf(dtype, [M, K_], init), Buf(dtype, [N, K_], init)
         c = Buf("float16", [M, N], "poison")
         return dict(kernel=K.gemm_tma, grid=(-(-M // bm) * -(-N // bn),), num_warps=4, num_stages=3,
-                    args=[tensor_descriptor(a, [bm, 64]), tensor_descriptor(b, [bn, 64]),
+                    args=[tensor_descriptor(a, [bm, bk]), tensor_descriptor(b, [bn, bk]),
                           tensor_descriptor(c, [bm, bn]), M, N, K_],
-                    cx=dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=64, GROUP_M=8),
-                    check={"output": "c", "reference": "gemm_nt", "inputs": ["a", "b"], "max_rel_err": 0.01})
+                    cx=dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8),
+                    check={"output": "c", "reference": "gemm_nt", "inputs": ["a", "b"],
+                           "max_rel_err": 0.01 if dtype == "float16" else 0.02})
 
     def gemm_ptr(M, N, K_):
         a, b = Buf("float16", [M, K_], {"normal": 0.1}), Buf("float16", [K_, N], {"normal": 0.1})
@@ -55,6 +59,9 @@ def _cases():
             "gemm_tma_s_M256_N256_K256": gemm_tma(256, 256, 256),
             "gemm_tma_M2048_N2048_K2048": gemm_tma(2048, 2048, 2048),
             "attn_tma_s_BH2_S256_D64": attn(True, 2, 256, 64),
+            # fp32 inputs (tcgen05.mma .kind::tf32) and fp8 e4m3 inputs (.kind::f8f6f4)
+            "gemm_tma_s_tf32_M256_N256_K256": gemm_tma(256, 256, 256, dtype="float32"),
+            "gemm_tma_s_fp8_M256_N256_K256": gemm_tma(256, 256, 256, dtype="float8_e4m3fn"),
             # M = 64 MMAs (TMEM layout F, tcgen05.ld/st .16x32bx2)
             "gemm_tma_s_bm64_M256_N256_K256": gemm_tma(256, 256, 256, bn=64, bm=64),
             "attn_tma_s_bm64_BH2_S256_D64_causal": attn(True, 2, 256, 64, causal=True, bm=64),
