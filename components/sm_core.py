@@ -1011,7 +1011,7 @@ class SMCore:
                 if h > tt + 1:
                     W.hold_t = h
                     W.hold_r = S.MEMBAR
-            elif op >= OP_TC05_MMA:   # tcgen05 block: Blackwell tensor core + TMEM (see _tcgen05)
+            elif OP_TC05_MMA <= op <= OP_TC05_CP:   # tcgen05 block: Blackwell tensor core + TMEM (_tcgen05)
                 self._tcgen05(W, op, i, k, tt)
             else:  # any other op with destinations: fixed latency
                 rt = tt + LAT[i]
