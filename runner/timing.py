@@ -263,7 +263,7 @@ class BundleBuilder:
         self.bundle = bool(bundle) and C.OP_CLOCK not in tables.op
         self.cls = np.array([_PAY.get(o, _P_FIRST) for o in tables.op] or [0], dtype=np.int8)
         self.tmaop = np.array([o in (C.OP_TMA_LD, C.OP_TMA_ST) for o in tables.op] or [False])
-        self.arrop = np.array([o == C.OP_MBAR_ARRIVE for o in tables.op] or [False])
+        self.arrop = np.array([o in (C.OP_MBAR_ARRIVE, C.OP_TC05_COMMIT) for o in tables.op] or [False])
         self.nsp = 4
         # tensor-core kernels: at most one warp per sub-partition in a bundle (the warps of one row w // nsp, a
         # warpgroup). Co-resident warps of a sub-partition overlap each other's MMA / ldmatrix / MUFU work and

@@ -115,3 +115,23 @@ def test_tmem_allocation_waits_across_ctas_of_one_sm():
     assert tc["tmem.allocs"] == 2 and tc["tmem.alloc_wait_cycles"] > 0 and tc["tmem.peak_columns"] == 512
     assert np.allclose(full.outputs["out"].view(np.float32), 2 * (av @ bv.T), rtol=1e-5, atol=1e-5)
     assert full.metrics["cycles"] > fit.metrics["cycles"]        # the serialised allocation costs time
+
+
+def test_commits_of_a_warp_bundle_all_arrive():
+    """Lane 0 of each of the 4 warps commits to one mbarrier of count 4: the bundled warps' arrivals add up (the
+    timing pass completes the phase; with one arrival counted it would wait forever)."""
+    import numpy as np
+
+    from test_tcgen05_functional import _case
+    from warpgraph.workloads.record import record_from_dict
+
+    rec, av, bv = _case("f16")
+    ptx = rec.ptx_text()
+    for old, new in (("mbarrier.init.shared::cta.b64 [%r9], 1;", "mbarrier.init.shared::cta.b64 [%r9], 4;"),
+                     ("@%p3 tcgen05.commit", "and.b32 %r30, %r1, 31;\n setp.eq.u32 %p7, %r30, 0;\n"
+                                             " @%p7 tcgen05.commit")):
+        assert old in ptx
+        ptx = ptx.replace(old, new)
+    r = simulate(record_from_dict(rec.to_json_dict(), ptx_text=ptx), "b200", want_outputs=True)
+    assert np.allclose(r.outputs["out"].view(np.float32), 2 * (av @ bv.T), rtol=1e-5, atol=1e-5)
+    assert r.metrics["cycles"] > load_arch("b200").tensor_core.completion_tail_latency_cycles
