@@ -147,12 +147,23 @@ class GxPlaneModel(Protocol):
     link_bytes_per_cycle: float
 
 
+@runtime_checkable
+class TmemModel(Protocol):
+    """Blackwell tensor memory of each SM: column allocation and the lane-quadrant ld/st ports."""
+
+    def alloc(self, t: int, sm: int, ncols: int, wake=None): ...
+    def dealloc(self, t: int, sm: int, ncols: int) -> int: ...
+    def ld(self, t: int, sm: int, quadrants, nbytes: int) -> int: ...
+    def st(self, t: int, sm: int, quadrants, nbytes: int) -> int: ...
+    def stats(self) -> dict: ...
+
+
 ROLE_INTERFACES: dict[str, type] = {
     "gpc": StructuralModel, "cpc": StructuralModel, "sm": SmModel, "subpartition": SubpartitionModel,
     "warp_scheduler": WarpSchedulerModel, "cta_scheduler": CtaSchedulerModel, "shared_memory": SharedMemoryModel,
     "mbarrier": MbarrierModel, "tma": TmaModel, "tensor_core": TensorCoreModel, "memory": MemoryModel,
     "l1": L1Model, "xbar": CrossbarModel, "l2_slice": L2SliceModel, "hbm_channel": HbmChannelModel,
-    "dsm": FabricModel, "gx_plane": GxPlaneModel,
+    "dsm": FabricModel, "gx_plane": GxPlaneModel, "tmem": TmemModel,
 }
 
 #: role -> the ArchSpec section holding its parameters (``kind`` selects the class)
@@ -161,6 +172,7 @@ ROLE_SECTIONS: dict[str, str] = {
     "warp_scheduler": "subpartition.scheduler", "cta_scheduler": "cta_scheduler", "shared_memory": "shared_memory",
     "mbarrier": "mbarrier", "tma": "tma", "tensor_core": "tensor_core", "memory": "l1, fabric, l2, hbm", "l1": "l1",
     "xbar": "fabric", "l2_slice": "l2", "hbm_channel": "hbm", "dsm": "fabric", "gx_plane": "fabric",
+    "tmem": "tensor_core.tmem",
 }
 
 #: role -> statistics its model emits in ``RunResult.stats`` (group name pattern, stat -> unit, description);
@@ -210,7 +222,16 @@ ROLE_STATS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
                                     "mma_sync.busy_cycles": ("cycles", "mma.sync pipe busy cycles"),
                                     "async.count": ("instructions", "wgmma / tcgen05.mma issued"),
                                     "async.flops": ("flop", "asynchronous MMA FLOPs"),
-                                    "async.busy_cycles": ("cycles", "asynchronous MMA service cycles")}},
+                                    "async.busy_cycles": ("cycles", "asynchronous MMA service cycles"),
+                                    # Blackwell: the TMEM behind the tensor core (role tmem, components/tmem.py)
+                                    "tmem.ld.count": ("instructions", "tcgen05.ld served"),
+                                    "tmem.ld.bytes": ("bytes", "bytes read from TMEM into registers"),
+                                    "tmem.st.count": ("instructions", "tcgen05.st / cp / shift served"),
+                                    "tmem.st.bytes": ("bytes", "bytes written to TMEM"),
+                                    "tmem.allocs": ("allocations", "tcgen05.alloc calls"),
+                                    "tmem.alloc_wait_cycles": ("cycles", "cycles allocations waited for free columns"),
+                                    "tmem.peak_columns": ("columns", "most TMEM columns allocated at once on "
+                                                          "one SM")}},
 }
 
 

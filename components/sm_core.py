@@ -54,6 +54,17 @@ OPS = ("ALU", "FREE", "BRANCH", "EXIT", "LDG", "STG", "LDS", "STS", "CP_ASYNC", 
  OP_MBAR_INIT, OP_MBAR_ARRIVE, OP_MBAR_WAIT, OP_BAR, OP_MMA, OP_WGMMA, OP_WGMMA_COMMIT, OP_WGMMA_WAIT, OP_CLOCK,
  OP_FENCE, OP_TMA_LD, OP_TMA_ST, OP_BULK_COMMIT, OP_BULK_WAIT) = range(len(OPS))
 
+# ---- tcgen05 (Blackwell) op classes, appended after the others (begin tcgen05 block) ----
+TC05_OPS = ("TC05_MMA", "TC05_COMMIT", "TC05_LD", "TC05_ST", "TC05_WAIT_LD", "TC05_WAIT_ST", "TC05_ALLOC",
+            "TC05_DEALLOC", "TC05_CP")
+OP_TC05_MMA = len(OPS)
+OPS = OPS + TC05_OPS
+(_, OP_TC05_COMMIT, OP_TC05_LD, OP_TC05_ST, OP_TC05_WAIT_LD, OP_TC05_WAIT_ST, OP_TC05_ALLOC, OP_TC05_DEALLOC,
+ OP_TC05_CP) = range(OP_TC05_MMA, len(OPS))
+#: operand class of a tcgen05.mma in its trace payload (a2 >> 16, workloads/functional/tcgen05_ops.DCLASS)
+TC05_DTYPES = ("f16", "tf32", "e4m3", "s8")
+# ---- end tcgen05 block ----
+
 # pipes of a sub-partition (index 0 is the issue slot)
 PIPES = ("issue", "fma", "alu", "fp16", "fp64", "sfu", "mio", "lsu", "tensor", "cbu", "uniform")
 (P_ISSUE, P_FMA, P_ALU, P_FP16, P_FP64, P_SFU, P_MIO, P_LSU, P_TENSOR, P_CBU, P_UNIFORM) = range(len(PIPES))
@@ -229,6 +240,9 @@ class SMCore:
         self.end_cycle = 0
         self.bundles = 0
         self.op_counts = [0] * len(OPS)
+        self.tc05: dict = {}                  # tcgen05 block: per bundle [async completion, ld done, st done]
+        self.tc05_flops = 0
+        self.tmem = getattr(tc, "tmem", None)
         self.rf_bpc = float(getattr(tc, "rf_bpc", 512) or 512)
         # wgmma accumulator register traffic vs the other instructions (tensor_core.py: busy period, share)
         self.tc_free = self.tc_busy_from = self.tc_rf_share = None
@@ -997,6 +1011,8 @@ class SMCore:
                 if h > tt + 1:
                     W.hold_t = h
                     W.hold_r = S.MEMBAR
+            elif OP_TC05_MMA <= op <= OP_TC05_CP:   # tcgen05 block: Blackwell tensor core + TMEM (_tcgen05)
+                self._tcgen05(W, op, i, k, tt)
             else:  # any other op with destinations: fixed latency
                 rt = tt + LAT[i]
                 rs = RSN[i]
@@ -1040,6 +1056,93 @@ class SMCore:
             if b > rfb:
                 rfb = b
         return done, rel, rfb
+
+    # -- tcgen05 (begin tcgen05 block) ----------------------------------------------------------------------
+    def _tcgen05(self, W: _Warp, op: int, i: int, k: int, tt: int) -> None:
+        """A tcgen05 instruction issued at ``tt`` by bundle ``W`` (trace payloads: workloads tcgen05_ops).
+
+        * ``tcgen05.mma``: queued on the SM's tensor cores (``tc.tcgen05``: per-SM FIFO at the tcgen05 rate,
+          completion tail); the issuing warp goes on at once. ``tcgen05.cp`` / ``shift`` write TMEM through its
+          store ports. Both are asynchronous and tracked per warp (``tc05[g][0]``: latest completion);
+        * ``tcgen05.commit``: its mbarrier arrival is an engine event at max(issue + latency, that completion);
+        * ``tcgen05.ld`` / ``st``: the warp's lane quadrant port of the TMEM (``tmem.ld/st``); the loaded
+          registers are ready when the data is, ``tcgen05.wait::ld`` / ``wait::st`` hold the warp until its
+          outstanding loads / stores are done;
+        * ``tcgen05.alloc``: takes TMEM columns of the SM; a warp whose columns are not free waits (parked) until
+          a ``dealloc`` on that SM frees them."""
+        st = self.tc05.get(W.g)
+        if st is None:
+            st = self.tc05[W.g] = [0, 0, 0]          # async (mma/cp) completion, ld done, st done
+        T = self.T
+        tc, tm = self.tc, self.tmem
+        act = W.act[k]
+        if op == OP_TC05_MMA:
+            flops = W.a0[k]
+            if act and flops:
+                self.tc05_flops += flops
+                self.wgmma_flops += flops   # asynchronous tensor FLOPs (tensor_utilization_pct counts them)
+                if tc is None:
+                    done = tt + T.lat[i]
+                else:
+                    fn = getattr(tc, "tcgen05", None)
+                    if fn is None:
+                        raise SimulationError(f"tcgen05.mma on a tensor core of kind {getattr(tc, 'kind', '?')!r} "
+                                              f"(kernel.ptx:{T.line[i]})",
+                                              hint="an architecture whose tensor_core.kind is tcgen05 (b200)")
+                    dt = TC05_DTYPES[(W.a2[k] >> 16) & 3]
+                    done = fn(tt, W.sm, flops, dt, (W.cta, W.w))
+                if done > st[0]:
+                    st[0] = done
+        elif op == OP_TC05_COMMIT:
+            if act and self.mbar is not None:
+                when = tt + T.lat[i]
+                if st[0] > when:
+                    when = st[0]
+                now = self.eng.now
+                self.eng.schedule(when if when > now else now, self.mbar.arrive, W.a1[k], when, W.a2[k], 0)
+        elif op == OP_TC05_LD or op == OP_TC05_ST or op == OP_TC05_CP:
+            nbytes = W.a0[k]
+            if not act or not nbytes:
+                return
+            if tm is None:
+                if tc is not None and not hasattr(tc, "tcgen05"):
+                    raise SimulationError(f"{OPS[op].lower()} needs tensor memory (kernel.ptx:{T.line[i]})",
+                                          hint="an architecture whose tensor_core.kind is tcgen05 (b200)")
+                done = tt + T.lat[i]
+            elif op == OP_TC05_LD:
+                done = tm.ld(tt, W.sm, [w % 4 for w in W.ws], nbytes)
+            else:
+                done = tm.st(tt, W.sm, None if op == OP_TC05_CP else [w % 4 for w in W.ws], nbytes)
+            if op == OP_TC05_LD:
+                rr, rk = W.rr, W.rk
+                for d in T.dsts[i]:
+                    rr[d] = done
+                    rk[d] = S.SHORT_SCOREBOARD
+                if done > st[1]:
+                    st[1] = done
+            elif op == OP_TC05_ST:
+                if done > st[2]:
+                    st[2] = done
+            elif done > st[0]:
+                st[0] = done
+        elif op == OP_TC05_WAIT_LD or op == OP_TC05_WAIT_ST:
+            h = st[1] if op == OP_TC05_WAIT_LD else st[2]
+            if h > tt + 1 and h > W.hold_t:
+                W.hold_t = h
+                W.hold_r = S.SHORT_SCOREBOARD
+        elif op == OP_TC05_ALLOC:
+            ncols = W.a0[k]
+            if act and ncols and tm is not None:
+                W.wait_dsts = ()
+                c = tm.alloc(tt, W.sm, ncols, lambda cyc, W=W: self._wake(W, cyc, S.MISC))
+                W.hold_t = INF if c is None else c
+                W.hold_r = S.MISC
+        elif op == OP_TC05_DEALLOC:
+            ncols = W.a0[k]
+            if act and ncols and tm is not None:
+                tm.dealloc(tt, W.sm, ncols)
+
+    # ---- end tcgen05 block ----
 
     # -- diagnostics ------------------------------------------------------------------------------------
     def stuck_report(self, limit: int = 20) -> str:

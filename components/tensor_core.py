@@ -265,8 +265,20 @@ class Tcgen05TensorCoreUnit(WgmmaTensorCoreUnit):
         self.qdepth = int(param(tc, "async_queue_depth", 0))
         self.rf_bpc = 1.0
 
-    def tcgen05(self, t, sm, flops, dtype="f16"):
-        return self.wgmma(t, sm, None, flops, 0, 0, False, dtype)
+    tmem = None   # the SMs' TMEM (components/tmem.py), attached by runner/machine.py from the graph
+
+    def tcgen05(self, t, sm, flops, dtype="f16", key=None):
+        """One tcgen05.mma (``flops`` = 2·M·N·K) on SM ``sm``'s tensor cores: the same per-SM FIFO service as
+        wgmma at the tcgen05 rates; issue-to-start ``mma_issue_interval_cycles``, completion after the service
+        plus ``completion_tail_latency_cycles``, no earlier than ``min_latency_cycles``. Returns the cycle the
+        accumulator in TMEM is complete (what tcgen05.commit's mbarrier arrival waits for)."""
+        return self.wgmma(t, sm, key, flops, 0, 0, False, dtype)
+
+    def stats(self) -> dict:
+        d = super().stats()
+        if self.tmem is not None:
+            d.update({f"tmem.{k}": v for k, v in self.tmem.stats().items()})
+        return d
 
 
 @register_component(role="tensor_core", kind="ideal_queue")

@@ -122,6 +122,11 @@ def build_machine(spec, engine, graph=None) -> Machine:
     tma = _checked("tma", k_t, TM(spec, engine, mem, mbar), f"{name} (tma.kind)")
     k_c, TC, _ = _cls(g, "tensor_core", "tensor_core.kind")
     tc = _checked("tensor_core", k_c, TC(spec, engine), f"{name} (tensor_core.kind)")
+    tmem = None
+    if (g.graph.get("nodes_by_role") or {}).get("tmem"):   # Blackwell: the TMEM of each SM, behind the tensor core
+        k_tm, TMM, _ = _cls(g, "tmem", "tensor_core.tmem.kind")
+        tmem = _checked("tmem", k_tm, TMM(spec, engine), f"{name} (tensor_core.tmem.kind)")
+        tc.tmem = tmem
     # fabric: the DSM fabric over the enabled GX planes
     k_g, GX, gx_nodes = _cls(g, "gx_plane", "fabric (gx planes)")
     planes = [_checked("gx_plane", k_g, GX(spec.fabric, g.nodes[n]["plane"]), f"{name} (fabric)") for n in gx_nodes]
@@ -138,4 +143,6 @@ def build_machine(spec, engine, graph=None) -> Machine:
     check_interface("warp_scheduler", sched.kind, sched, location=f"{name} (subpartition.scheduler.policy)")
     units = {"memory": mem, "shared_memory": smem, "tma": tma, "mbarrier": mbar, "tensor_core": tc}
     parts = {"l1": l1, "xbar": xbar, "l2_slice": l2, "hbm_channel": hbm, "dsm": dsm}
+    if tmem is not None:
+        parts["tmem"] = tmem
     return Machine(units, SM, CS, sched.policy, g, parts)

@@ -60,6 +60,11 @@ _KIND_OP = {
     "WGMMA_WAIT": C.OP_WGMMA_WAIT, "SHFL": C.OP_ALU, "VOTE": C.OP_ALU, "CLOCK": C.OP_CLOCK, "FENCE": C.OP_FENCE,
     "NOP": C.OP_ALU,
 }
+_KIND_OP.update({   # tcgen05 block (Blackwell): components/sm_core.py SMCore._tcgen05
+    "TC05_MMA": C.OP_TC05_MMA, "TC05_COMMIT": C.OP_TC05_COMMIT, "TC05_LD": C.OP_TC05_LD, "TC05_ST": C.OP_TC05_ST,
+    "TC05_WAIT_LD": C.OP_TC05_WAIT_LD, "TC05_WAIT_ST": C.OP_TC05_WAIT_ST, "TC05_ALLOC": C.OP_TC05_ALLOC,
+    "TC05_DEALLOC": C.OP_TC05_DEALLOC, "TC05_CP": C.OP_TC05_CP, "TC05_SHIFT": C.OP_TC05_CP, "TC05_OTHER": C.OP_ALU,
+})
 _GLOBAL_OPN = {"LD_GLOBAL": "ld", "ATOM_GLOBAL": "atom", "LD_LOCAL": "ld", "ST_GLOBAL": "st", "ST_LOCAL": "st",
                "CP_ASYNC": "cp_async"}
 
@@ -133,6 +138,19 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None) -> StaticTa
             # accumulators are ordered by wgmma.wait_group, not by the scoreboard
             srcs = tuple(r for r in srcs if r not in set(dsts))
             dsts = ()
+        elif kind.startswith("TC05_"):   # tcgen05 block
+            pipe, ii, rsn = (P_MIO if kind in ("TC05_LD", "TC05_ST") else P_UNIFORM), 1, S.SHORT_SCOREBOARD
+            if kind == "TC05_MMA":
+                ii = int(sget(spec, "tensor_core.mma_issue_interval_cycles", 1))
+                lat = int(sget(spec, "tensor_core.min_latency_cycles", 11))
+            elif kind == "TC05_COMMIT":
+                lat = arrive
+            elif kind in ("TC05_LD", "TC05_ST", "TC05_CP", "TC05_SHIFT"):
+                lat = int(sget(spec, "tensor_core.tmem.ld_latency_cycles", smem_lat))
+            elif kind in ("TC05_ALLOC", "TC05_DEALLOC"):
+                lat = int(sget(spec, "tensor_core.tmem.alloc_cycles", 20))
+            else:
+                lat = 1
         elif kind == "CLOCK":
             lat = clock_lat
         elif kind == "BAR_SYNC":
@@ -223,6 +241,8 @@ _P_FIRST, _P_SUM, _P_ELECT, _P_WGMMA = 0, 1, 2, 3
 _PAY = {C.OP_LDG: _P_SUM, C.OP_STG: _P_SUM, C.OP_CP_ASYNC: _P_SUM, C.OP_LDS: _P_SUM, C.OP_STS: _P_SUM,
         C.OP_MMA: _P_SUM, C.OP_WGMMA: _P_WGMMA, C.OP_TMA_LD: _P_ELECT, C.OP_TMA_ST: _P_ELECT,
         C.OP_MBAR_INIT: _P_ELECT, C.OP_MBAR_ARRIVE: _P_ELECT, C.OP_MBAR_WAIT: _P_ELECT}
+_PAY.update({C.OP_TC05_LD: _P_SUM, C.OP_TC05_ST: _P_SUM, C.OP_TC05_MMA: _P_ELECT, C.OP_TC05_COMMIT: _P_ELECT,
+             C.OP_TC05_ALLOC: _P_ELECT, C.OP_TC05_DEALLOC: _P_ELECT, C.OP_TC05_CP: _P_ELECT})   # tcgen05 block
 
 
 class BundleBuilder:
@@ -243,7 +263,7 @@ class BundleBuilder:
         self.bundle = bool(bundle) and C.OP_CLOCK not in tables.op
         self.cls = np.array([_PAY.get(o, _P_FIRST) for o in tables.op] or [0], dtype=np.int8)
         self.tmaop = np.array([o in (C.OP_TMA_LD, C.OP_TMA_ST) for o in tables.op] or [False])
-        self.arrop = np.array([o == C.OP_MBAR_ARRIVE for o in tables.op] or [False])
+        self.arrop = np.array([o in (C.OP_MBAR_ARRIVE, C.OP_TC05_COMMIT) for o in tables.op] or [False])
         self.nsp = 4
         # tensor-core kernels: at most one warp per sub-partition in a bundle (the warps of one row w // nsp, a
         # warpgroup). Co-resident warps of a sub-partition overlap each other's MMA / ldmatrix / MUFU work and

@@ -170,6 +170,11 @@ def build_graph(spec: ArchSpec) -> nx.DiGraph:
         for suffix, role, params in units:
             node(f"{sm}.{suffix}", role, params.kind, params, sm=s)
             contains(sm, f"{sm}.{suffix}")
+        tm = getattr(spec.tensor_core, "tmem", None)
+        if tm is not None:   # Blackwell tensor memory: one TMEM per SM, the tensor core's accumulator store
+            node(f"{sm}.tmem", "tmem", tm.kind, tm, sm=s)
+            contains(sm, f"{sm}.tmem")
+            link(f"{sm}.tensor", f"{sm}.tmem", tm.ld_latency_cycles, tm.ld_bytes_per_cycle)
         link(f"{sm}.l1", "xbar", f.xbar_latency_cycles, f.xbar_bytes_per_cycle_per_sm)
         link(f"{sm}.tma", "xbar", f.xbar_latency_cycles, spec.tma.request_bytes_per_cycle)
 

@@ -211,8 +211,28 @@ class IdealQueueTensorCore(WgmmaTensorCore):
     kind: Literal["ideal_queue"] = "ideal_queue"
 
 
+class TmemSpec(Section):
+    """Tensor memory of a Blackwell SM (components/tmem.py): 128 lanes x ``columns`` 32-bit cells, allocated in
+    columns; four lane-quadrant ports (one per sub-partition) share the ld / st bandwidth."""
+
+    kind: str = "default"
+    lanes: Annotated[int, Field(ge=32, le=1024)] = Field(128, description="TMEM lanes (rows) per SM")
+    columns: Annotated[int, Field(ge=32, le=4096)] = Field(512, description="32-bit TMEM columns per SM")
+    ld_bytes_per_cycle: PosFloat = Field(8142.0, description="tcgen05.ld bandwidth per SM (all quadrants)")
+    st_bytes_per_cycle: PosFloat = Field(8142.0, description="tcgen05.st / cp bandwidth per SM (all quadrants)")
+    ld_latency_cycles: Cycles = Field(19, description="tcgen05.ld issue to data in registers (beyond transfer)")
+    st_latency_cycles: Cycles = Field(19, description="tcgen05.st issue to data in TMEM (beyond transfer)")
+    alloc_cycles: Cycles = Field(20, description="tcgen05.alloc / dealloc latency when columns are free")
+
+    @model_validator(mode="after")
+    def _pow2(self):
+        if self.columns & (self.columns - 1):
+            raise ValueError(f"tmem.columns={self.columns} is not a power of 2 (tcgen05.alloc takes powers of 2)")
+        return self
+
+
 class Tcgen05TensorCore(TensorCoreBase):
-    """Blackwell datacenter: tcgen05.mma with accumulators in TMEM."""
+    """Blackwell datacenter: tcgen05.mma with accumulators in TMEM (``tmem``: components/tmem.py)."""
 
     kind: Literal["tcgen05"] = "tcgen05"
     dense_fp16_flop_per_cycle_per_sm: PosInt = 8192
@@ -223,7 +243,7 @@ class Tcgen05TensorCore(TensorCoreBase):
     completion_tail_latency_cycles: Cycles = 160
     min_latency_cycles: Cycles = 11
     async_queue_depth: Cycles = Field(0, description="0 = unbounded")
-    tmem_bytes: Bytes = 262144
+    tmem: TmemSpec = Field(default_factory=TmemSpec, description="tensor memory (TMEM) of each SM")
 
 
 class _TmaBase(Section):

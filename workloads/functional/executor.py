@@ -1045,3 +1045,4 @@ def _d_bar_red(b, inst):
 
 
 from . import memops  # noqa: E402  (registers the memory / sync / tensor decoders)
+from . import tcgen05_ops, packed_f32  # noqa: E402,F401  (Blackwell: tcgen05 + TMEM, packed .f32x2 arithmetic)

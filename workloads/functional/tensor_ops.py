@@ -44,6 +44,7 @@ __all__ = [
     "wgmma_d_fragment",
     "decode_smem_desc",
     "smem_desc_addresses",
+    "desc_addresses",
     "decode_elements",
     "encode_elements",
 ]
@@ -428,6 +429,21 @@ def smem_desc_addresses(desc, mn: int, k: int, elem_bytes: int, mn_major: bool):
     then ``swizzle_addr(addr, S)`` (a function of the absolute address, so swizzle atoms must be aligned to
     8 rows x S bytes, e.g. 1024 B for 128B)."""
     f = decode_smem_desc(desc)
+    return _desc_addresses_nd(f, mn, k, elem_bytes, mn_major)
+
+
+def desc_addresses(start: int, lbo: int, sbo: int, swizzle: int, mn: int, k: int, elem_bytes: int,
+                   mn_major: bool) -> np.ndarray:
+    """(mn, k) int64 swizzled shared addresses of an operand tile from already decoded descriptor fields
+    (byte values; ``swizzle`` = span in bytes, 0 for none): the canonical layouts of
+    :func:`smem_desc_addresses`, shared by wgmma and tcgen05 (whose descriptors encode the fields differently)."""
+    f = {"start": np.array([start], np.int64), "lbo": np.array([lbo], np.int64),
+         "sbo": np.array([sbo], np.int64), "swizzle": np.array([swizzle], np.int64),
+         "base_offset": np.zeros(1, np.int64)}
+    return _desc_addresses_nd(f, mn, k, elem_bytes, mn_major)[0]
+
+
+def _desc_addresses_nd(f, mn, k, elem_bytes, mn_major):
     nd = f["start"].shape[0] if f["start"].ndim else 1
     start = f["start"].reshape(nd, 1, 1)
     lbo = f["lbo"].reshape(nd, 1, 1)

@@ -59,6 +59,19 @@ class Kind(IntEnum):
     CLOCK = 33
     FENCE = 34
     NOP = 35
+    # ---- tcgen05 (Blackwell sm_100a, tensor memory) kinds: numbered from 64 so other additions do not collide
+    TC05_MMA = 64        # tcgen05.mma (asynchronous; accumulator in TMEM)
+    TC05_COMMIT = 65     # tcgen05.commit: mbarrier arrive when the thread's prior tcgen05 ops complete
+    TC05_LD = 66         # tcgen05.ld: TMEM -> registers (asynchronous until tcgen05.wait::ld)
+    TC05_ST = 67         # tcgen05.st: registers -> TMEM (asynchronous until tcgen05.wait::st)
+    TC05_WAIT_LD = 68
+    TC05_WAIT_ST = 69
+    TC05_ALLOC = 70      # tcgen05.alloc (columns of the SM's TMEM)
+    TC05_DEALLOC = 71
+    TC05_CP = 72         # tcgen05.cp: shared memory -> TMEM (asynchronous, ordered with tcgen05.mma)
+    TC05_SHIFT = 73
+    TC05_OTHER = 74      # relinquish_alloc_permit, fence::before/after_thread_sync
+    # ---- end tcgen05 kinds
 
 
 # Multi-component mnemonics (longest match wins); everything else: the first dot component is the opcode.
@@ -74,6 +87,14 @@ MULTI_OPCODES = sorted([
     "shfl.sync", "vote.sync", "elect.sync", "redux.sync", "match.sync", "fence.proxy",
 ], key=len, reverse=True)
 
+# ---- tcgen05 (Blackwell) mnemonics: one opcode per sub-instruction (begin tcgen05 block)
+TCGEN05_OPCODES = ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.mma",
+                   "tcgen05.commit", "tcgen05.ld", "tcgen05.st", "tcgen05.wait::ld", "tcgen05.wait::st",
+                   "tcgen05.cp", "tcgen05.shift", "tcgen05.fence::before_thread_sync",
+                   "tcgen05.fence::after_thread_sync")
+MULTI_OPCODES = sorted(MULTI_OPCODES + list(TCGEN05_OPCODES), key=len, reverse=True)
+# ---- end tcgen05 block
+
 # opcodes whose first operand is NOT a destination
 NO_DST = {
     "st", "red", "cp.async", "cp.async.bulk", "cp.async.bulk.tensor", "cp.async.commit_group",
@@ -85,6 +106,7 @@ NO_DST = {
     "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "fence", "fence.proxy", "membar", "prefetch",
     "prefetchu", "nop", "brkpt", "pmevent", "griddepcontrol", "setmaxnreg", "call",
 }
+NO_DST |= {o for o in TCGEN05_OPCODES if o != "tcgen05.ld"}   # tcgen05 block: only tcgen05.ld writes registers
 
 _INT_TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16", "b32", "b64", "pred"}
 
@@ -92,6 +114,10 @@ _INT_TYPES = {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64", "b8", "b16",
 def classify(opcode: str, mods: tuple[str, ...]) -> tuple[Kind, Unit]:
     """Timing class of an instruction."""
     m = set(mods)
+    if opcode.startswith("tcgen05."):   # tcgen05 block
+        return _TC05_KIND.get(opcode, (Kind.TC05_OTHER, Unit.TENSOR))
+    if "f32x2" in m and opcode in ("add", "sub", "mul", "fma"):   # packed f32 (sm_100+): the FMA pipe
+        return Kind.ALU, Unit.FP32
     if opcode in ("ld", "ldu"):
         if "shared" in m or "shared::cta" in m or "shared::cluster" in m:
             return Kind.LD_SHARED, Unit.MIO
@@ -194,6 +220,16 @@ def classify(opcode: str, mods: tuple[str, ...]) -> tuple[Kind, Unit]:
         return Kind.ALU, Unit.FP32
     return Kind.ALU, Unit.INT
 
+
+# ---- tcgen05 block: timing class of each tcgen05 mnemonic
+_TC05_KIND = {
+    "tcgen05.mma": (Kind.TC05_MMA, Unit.TENSOR), "tcgen05.commit": (Kind.TC05_COMMIT, Unit.TENSOR),
+    "tcgen05.ld": (Kind.TC05_LD, Unit.TENSOR), "tcgen05.st": (Kind.TC05_ST, Unit.TENSOR),
+    "tcgen05.wait::ld": (Kind.TC05_WAIT_LD, Unit.SYNC), "tcgen05.wait::st": (Kind.TC05_WAIT_ST, Unit.SYNC),
+    "tcgen05.alloc": (Kind.TC05_ALLOC, Unit.TENSOR), "tcgen05.dealloc": (Kind.TC05_DEALLOC, Unit.TENSOR),
+    "tcgen05.cp": (Kind.TC05_CP, Unit.TENSOR), "tcgen05.shift": (Kind.TC05_SHIFT, Unit.TENSOR),
+}
+# ---- end tcgen05 block
 
 _FLOAT_T = {"f16", "bf16", "f32", "f64", "tf32", "e4m3", "e5m2"}
 
