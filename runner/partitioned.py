@@ -285,8 +285,10 @@ def _objects(core, units, machine) -> dict:
         o = getattr(mem, k, None)
         if o is not None:
             objs[f"mem.{k}"] = o
-    if machine is not None and machine.parts.get("dsm") is not None:
-        objs["dsm"] = machine.parts["dsm"]
+    if machine is not None:
+        for k, o in machine.parts.items():   # the fabric and any part with counters of its own (tmem, ...)
+            if k not in ("l1", "xbar", "l2_slice", "hbm_channel") and o is not None:
+                objs[k] = o
     return objs
 
 
@@ -296,6 +298,7 @@ def _snap_all(core, units, machine, eng) -> dict:
     out["_clock_issue"] = dict(core.clock_issue)
     out["_placed"] = dict(core.placed)
     out["_end_cycle"] = core.end_cycle
+    out["_mbarriers"] = len(getattr(units[3], "bars", ()) or ())
     out["_bundles"] = (core.groups_of.bundles, core.groups_of.warps) if hasattr(core.groups_of, "bundles") else (0, 0)
     return out
 
@@ -655,6 +658,8 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     for k, o in objs.items():
         _restore(o, acc[k], seen)
     core0.end_cycle = max(s["_end_cycle"] for s in snaps_v)
+    if hasattr(mbar0, "bars"):   # its statistics count the mbarriers it has seen
+        mbar0.bars = dict.fromkeys(range(sum(s["_mbarriers"] for s in snaps_v)))
     core0.ctas_done = trace.n_ctas
     eng0.events_processed = events
     wall = time.perf_counter() - t_wall
