@@ -334,6 +334,8 @@ class LaunchRecord(BaseModel):
     grid: list[int]
     block: list[int]
     cluster: list[int] = Field(default_factory=lambda: [1, 1, 1])
+    non_portable_cluster_size: bool = Field(False, description="cudaFuncAttributeNonPortableClusterSizeAllowed: "
+                                            "clusters of up to 16 CTAs (H100/H200) instead of 8")
     shared_bytes: int = Field(default=0, ge=0, le=MAX_SHARED_BYTES, strict=True)
     buffers: dict[str, Buffer] = Field(default_factory=dict)
     params: list[Param] = Field(default_factory=list)
