@@ -165,6 +165,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
         trace = KernelTrace(program, ex.grid, ex.block, ex.batches, ex.dram_read_sectors * 32,
                             dram_write_bytes=ex.touched.dram_write_bytes())
         trace.write_back_ratio = ex.touched.write_back_ratio()
+        trace.cluster = ex.cluster          # clusters: the timing pass places and connects whole clusters
     return FunctionalResult(mem.outputs(), trace, total_wi, steps, time.perf_counter() - t0, mem)
 
 
