@@ -467,7 +467,10 @@ class LaunchRecord(BaseModel):
         return [(i, p.value) for i, p in enumerate(self.params) if p.kind == "tensormap"]
 
     def to_json_dict(self) -> dict:
-        return self.model_dump(mode="json", exclude={"compiled"} if not self.compiled else None)
+        ex = set() if self.compiled else {"compiled"}
+        if not self.non_portable_cluster_size:
+            ex.add("non_portable_cluster_size")     # written only when set (clusters of 9-16 CTAs)
+        return self.model_dump(mode="json", exclude=ex or None)
 
     def derive(self, **changes) -> "LaunchRecord":
         """A modified copy (re-validated) that keeps this record's folder / PTX text (measured: dropped)."""
