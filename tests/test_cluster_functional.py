@@ -400,3 +400,55 @@ def test_cluster_barrier_releases_a_cluster_only_when_all_its_live_threads_arriv
     go = cb.release(wait | c1 | c2, live)
     np.testing.assert_array_equal(go, wait | c1)   # cluster 0 only
     assert not cb.release(wait | c1, live).any()   # a new phase: nobody arrived yet
+
+
+# cooperative_groups' map_shared_rank compiles to generic mapa + plain ld/st: the same exchange through generic
+# addresses, plus getctarank on both address forms
+GENERIC = HEAD + """.visible .entry k(.param .u64 k_p0)
+{
+ .reg .pred %p<4>;
+ .reg .b32 %r<32>;
+ .reg .b64 %rd<16>;
+ .shared .align 16 .b8 buf[256];
+ ld.param.u64 %rd1, [k_p0];
+ mov.u32 %r1, %tid.x;
+ mov.u32 %r2, %cluster_ctarank;
+ mov.u32 %r3, %cluster_nctarank;
+ mov.u32 %r4, %ctaid.x;
+ mov.u32 %r5, buf;
+ shl.b32 %r6, %r1, 2;
+ add.s32 %r7, %r5, %r6;
+ mad.lo.s32 %r8, %r4, 1000, %r1;
+ st.shared.u32 [%r7], %r8;
+ barrier.cluster.arrive.aligned;
+ barrier.cluster.wait.aligned;
+ cvt.u64.u32 %rd2, %r7;
+ cvta.shared.u64 %rd3, %rd2;
+ add.s32 %r9, %r2, 1;
+ rem.u32 %r10, %r9, %r3;
+ mapa.u64 %rd4, %rd3, %r10;
+ ld.u32 %r11, [%rd4];
+ getctarank.u64 %r12, %rd4;
+ mapa.shared::cluster.u32 %r13, %r7, %r10;
+ getctarank.shared::cluster.u32 %r14, %r13;
+ getctarank.shared::cluster.u32 %r15, %r7;
+ barrier.cluster.arrive.aligned;
+ barrier.cluster.wait.aligned;
+ mad.lo.s32 %r16, %r4, 32, %r1;
+ mul.wide.u32 %rd5, %r16, 16;
+ add.s64 %rd6, %rd1, %rd5;
+ st.global.v4.u32 [%rd6], {%r11, %r12, %r14, %r15};
+ ret;
+}
+"""
+
+
+def test_generic_mapa_and_getctarank():
+    rec = _rec(GENERIC, (4, 1, 1), (4, 1, 1), (4, 32, 4), block=(32, 1, 1))
+    out = run_functional(rec).outputs["out"].astype(np.int64)
+    rank = np.arange(4)
+    peer = (rank + 1) % 4
+    np.testing.assert_array_equal(out[:, :, 0], peer[:, None] * 1000 + np.arange(32)[None, :])
+    np.testing.assert_array_equal(out[:, :, 1], np.repeat(peer[:, None], 32, 1))
+    np.testing.assert_array_equal(out[:, :, 2], np.repeat(peer[:, None], 32, 1))
+    np.testing.assert_array_equal(out[:, :, 3], np.repeat(rank[:, None], 32, 1))

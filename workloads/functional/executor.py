@@ -886,7 +886,8 @@ def _d_mov(b, inst):
 def _d_cvta(b, inst):
     t = _main_type(inst)
     to = "to" in inst.mods
-    space = next((m for m in inst.mods if m in ("shared", "global", "param", "local", "const", "shared::cta")), "global")
+    space = next((m for m in inst.mods if m in ("shared", "global", "param", "local", "const", "shared::cta",
+                                                "shared::cluster")), "global")
     if space.startswith("shared"):
         off = -SHARED_WINDOW if to else SHARED_WINDOW
     elif space == "local":

@@ -335,19 +335,47 @@ def dsm_payload(b, idx, addrs, width, slots, remote):
 
 @decoder("mapa")
 def _d_mapa(b, inst):
-    if not any(m.startswith("shared") for m in inst.mods):
-        raise b.fault_decode(inst, "only mapa.shared::cluster is supported")
+    """``mapa.shared::cluster`` (shared::cluster address of the same variable in CTA ``rank``) and generic ``mapa``
+    (a generic address in the shared window -> the generic address of the variable in CTA ``rank``, as
+    cooperative_groups' ``map_shared_rank`` compiles to)."""
+    generic = not any(m.startswith("shared") for m in inst.mods)
     ops = inst.operands
     t = _main_type(inst)
     w = b.writer(ops[0], t, inst)
     a = b.val(ops[1], t, inst)
     r = b.val(ops[2], "u32", inst)
     dt = NP_TYPE[t]
+    win = np.uint64(SHARED_WINDOW)
 
     def h(act, full):
-        loc = np.asarray(_get(a)).astype(np.uint64) & np.uint64((1 << CLUSTER_SHIFT) - 1)
+        av = np.asarray(_get(a)).astype(np.uint64)
+        if generic:
+            av = av - win
+        loc = av & np.uint64((1 << CLUSTER_SHIFT) - 1)
         rk = np.asarray(_get(r)).astype(np.uint64)
-        w((loc | ((rk + np.uint64(1)) << np.uint64(CLUSTER_SHIFT))).astype(dt), act, full)
+        res = loc | ((rk + np.uint64(1)) << np.uint64(CLUSTER_SHIFT))
+        if generic:
+            res = res + win
+        w(res.astype(dt), act, full)
+    return h
+
+
+@decoder("getctarank")
+def _d_getctarank(b, inst):
+    """``getctarank{.shared::cluster}.u32 d, a``: the rank of the CTA whose shared memory ``a`` names (a CTA-local
+    or generic shared address: the executing CTA's own rank)."""
+    generic = not any(m.startswith("shared") for m in inst.mods)
+    ops = inst.operands
+    w = b.writer(ops[0], "u32", inst)
+    a = b.val(ops[1], _main_type(inst) if _main_type(inst) in ("u64", "b64") else "u64", inst)
+    own = b.sp["%cluster_ctarank"]
+
+    def h(act, full):
+        av = np.broadcast_to(np.asarray(_get(a)).astype(np.int64), (b.L,))
+        if generic:
+            av = av - SHARED_WINDOW
+        rank = (av >> CLUSTER_SHIFT) - 1
+        w(np.where(rank >= 0, rank, own).astype(np.uint32), act, full)
     return h
 
 
@@ -532,8 +560,9 @@ def _generic(b, inst, idx, addrs, width, es, n, ws, rs):
     ar = np.arange(n)
     if sh.any():
         i2, a2 = idx[sh], addrs[sh] - SHARED_WINDOW
+        sl2, a2, _r = _cluster_slots(b, inst, i2, a2)     # generic mapa: another CTA of the cluster
         _scheck(b, inst, i2, a2, width)
-        fl = b.lane_cta[i2] * b.S + a2
+        fl = sl2 * b.S + a2
         sv = b.smem[: (b.smem.size // es) * es].view(_UT[es])
         if rs is None:
             v = sv[(fl // es)[:, None] + ar]
@@ -1529,6 +1558,9 @@ def _d_bulk(b, inst):
         return _bulk_s2s(b, inst, dst_f, src_f, size, mb_f)
     if not store and "global" not in inst.mods:
         raise b.fault_decode(inst, "only global<->shared and shared::cta->shared::cluster cp.async.bulk are supported")
+    if "multicast::cluster" in inst.mods:
+        raise b.fault_decode(inst, "non-tensor cp.async.bulk .multicast::cluster is not supported",
+                             hint="cp.async.bulk.tensor ... .multicast::cluster (TMA multicast)")
 
     def h(act, full):
         idx = b.active_idx(act, full)
