@@ -579,7 +579,9 @@ def _attach_clusters(core, sched, trace, spec, machine, record) -> None:
     if members and hasattr(sched, "set_clusters"):
         fab = getattr(spec, "fabric", None)
         gpc = gpc_of_sms(fab, core.cfg.n_sms) if fab is not None else [0] * core.cfg.n_sms
-        sched.set_clusters(members, gpc, max_cluster_size=int(sget(spec, "fabric.max_cluster_size", 16)),
+        npc = bool(getattr(record, "non_portable_cluster_size", False))
+        mx = int(sget(spec, "fabric.max_cluster_size" if npc else "fabric.max_portable_cluster_size", 16 if npc else 8))
+        sched.set_clusters(members, gpc, max_cluster_size=mx,
                            location=f"{getattr(record, 'name', 'record')} (cluster {list(shape)})")
 
 

@@ -17,7 +17,7 @@ from warpgraph.workloads.functional import run_functional
 from warpgraph.workloads.functional.cluster import cluster_members
 from warpgraph.workloads.record import record_from_dict
 
-from test_cluster_functional import EXCHANGE, HEAD, _rec
+from test_cluster_functional import BULK, EXCHANGE, HEAD, MCAST, _rec
 
 
 def _placements(rec, spec):
@@ -126,3 +126,30 @@ def test_barrier_cluster_releases_after_the_last_arrival_of_its_own_cluster():
     assert after[0] >= before[0] + lat and after[1] >= before[0] + lat
     assert after[1] - before[1] > spin      # the peer waited for the late arrival
     assert (after[2:] - before[2:] < spin).all()     # cluster 1 did not wait for cluster 0
+
+
+def test_multicast_reads_l2_once_and_delivers_every_copy_over_the_fabric():
+    spec = wg.load_arch("h200")
+    a = {"dtype": "float32", "shape": [32, 16], "init": {"uniform": [-1, 1]}}
+    rec = _rec(MCAST, (4, 1, 1), (2, 1, 1), None,
+               buffers={"a": a, "out": {"dtype": "float32", "shape": [4, 256], "init": "zeros"}},
+               params=[{"tensormap": {"buffer": "a", "box": [16, 16], "swizzle_bytes": 0}}, {"ptr": "out"}])
+    _, out = _placements(rec, spec)
+    tma, dsm = out.core.tma, out.core.dsm
+    assert tma.n_loads == 2 and tma.bytes_loaded == 2 * 1024          # one box per cluster from L2
+    assert dsm.multicast_bytes == 4 * 1024 and dsm.bytes == 2 * 1024   # 4 copies, 2 of them to the peer SM
+
+
+def test_bulk_copy_to_peer_goes_over_the_fabric_and_one_plane_is_slower():
+    rec = _rec(BULK, (4, 1, 1), (2, 1, 1), (4, 64))
+    _, both = _placements(rec, wg.load_arch("h200"))
+    _, one = _placements(rec, wg.load_arch("h200", overrides={"fabric.gx_planes_enabled": 1}))
+    assert both.core.dsm.bytes == one.core.dsm.bytes >= 4 * 256        # 4 copies of 256 B + arrive messages
+    assert one.core.dsm.stats()["busy_cycles"] == pytest.approx(2 * both.core.dsm.stats()["busy_cycles"])
+    assert one.metrics["cycles"] >= both.metrics["cycles"]
+
+
+def test_portable_limit_comes_from_the_architecture():
+    rec = _rec(EXCHANGE, (8, 1, 1), (8, 1, 1), (8, 72))
+    with pytest.raises(RecordError, match="maximum cluster size 4"):
+        wg.simulate(rec, "h200", overrides={"fabric.max_portable_cluster_size": 4})
