@@ -1087,6 +1087,7 @@ class SMCore:
                     self.mbar.arrive(key, tt, W.a2[k], W.a0[k])
                 else:
                     ta = dsm.transfer(tt, W.sm, self._sm_of(dst, W, i), 8, "mbarrier")
+                    ta = max(ta, self.eng.now)
                     self.eng.schedule(ta, self.mbar.arrive, key, ta, W.a2[k], W.a0[k])
             for d in T.dsts[i]:
                 W.rr[d] = tt + T.lat[i]
@@ -1102,6 +1103,7 @@ class SMCore:
                 ta = (dsm.transfer(t0, W.sm, self._sm_of(dst, W, i), nbytes, "tma") if dsm is not None and dst != W.cta
                       else t0 + T.lat[i])
                 if self.mbar is not None and key >= 0:
+                    ta = max(ta, self.eng.now)
                     self.eng.schedule(ta, self.mbar.complete_tx, key, nbytes, ta)
             else:                            # TMA .multicast::cluster: one L2 read, then one copy per CTA of the mask
                 a2 = W.a2[k]
@@ -1113,7 +1115,8 @@ class SMCore:
                     t_done = tt + T.lat[i]
                 mem = self.cl_members[self.cl_of[W.cta]] if self.cl_of else [W.cta]
                 targets = [mem[r] for r in range(len(mem)) if mask >> r & 1]
-                self.eng.schedule(t_done, self._mcast_deliver, W, i, targets, nbytes, key & 0xFFFFFFFF)
+                self.eng.schedule(max(t_done, self.eng.now), self._mcast_deliver, W, i, targets, nbytes,
+                                  key & 0xFFFFFFFF)
         elif op == OP_CBAR_ARRIVE:           # barrier.cluster.arrive (.release waits for the warp's stores)
             t = tt
             if T.aux[i] != "relaxed" and W.st_ack > t:
@@ -1165,8 +1168,17 @@ class SMCore:
             return
         st[3] = T = st[1] + self.cbar_latency
         self._cb_open.get(ci, set()).discard(ph)
-        for X in st[2]:
-            self._wake(X, T if T > t else t, S.BARRIER)
+        now = self.eng.now
+        for X in st[2]:                      # release the waiting bundles (their hold, not their registers)
+            if X.done:
+                continue
+            if X.hold_t >= INF:
+                X.hold_t = T
+            if X.parked is not None:
+                X.parked = None
+                x = max(X.t, now, T)
+                X.st = x
+                self._kick(X.sm, x)
         st[2] = []
 
     def _cbar_check_cluster(self, ci, t: int) -> None:
@@ -1227,7 +1239,9 @@ class SMCore:
             if W.parked is not None:
                 pop, pi = W.parked
                 what = OPS[pop].lower()
-                if W.hold_t >= INF and W.hold_r == S.BARRIER:
+                if any(W in st[2] for st in self._cb.values()):
+                    what = "barrier.cluster.wait (warps of the cluster have not arrived)"
+                elif W.hold_t >= INF and W.hold_r == S.BARRIER:
                     what = "bar.sync (other warps of the CTA have not arrived)"
                 elif pop == OP_MBAR_WAIT or any(W.rr[r] >= INF for r in T.deps[i] if i >= 0):
                     what = f"mbarrier phase (try_wait at kernel.ptx:{T.line[pi]})"
