@@ -452,3 +452,43 @@ def test_generic_mapa_and_getctarank():
     np.testing.assert_array_equal(out[:, :, 1], np.repeat(peer[:, None], 32, 1))
     np.testing.assert_array_equal(out[:, :, 2], np.repeat(peer[:, None], 32, 1))
     np.testing.assert_array_equal(out[:, :, 3], np.repeat(rank[:, None], 32, 1))
+
+
+def test_barrier_cluster_waits_at_different_pcs_are_one_barrier():
+    # rank 0 and rank 1 wait at different barrier.cluster.wait instructions: one phase of the same barrier
+    ptx = HEAD + """.visible .entry k(.param .u64 k_p0)
+{
+ .reg .pred %p<4>;
+ .reg .b32 %r<16>;
+ .reg .b64 %rd<8>;
+ .shared .align 4 .b8 buf[128];
+ ld.param.u64 %rd1, [k_p0];
+ mov.u32 %r1, %tid.x;
+ mov.u32 %r2, %cluster_ctarank;
+ mov.u32 %r5, buf;
+ shl.b32 %r6, %r1, 2;
+ add.s32 %r7, %r5, %r6;
+ xor.b32 %r3, %r2, 1;
+ mapa.shared::cluster.u32 %r8, %r7, %r3;
+ add.s32 %r9, %r1, 50;
+ st.shared::cluster.u32 [%r8], %r9;
+ setp.eq.u32 %p1, %r2, 0;
+ @%p1 bra A;
+ barrier.cluster.arrive.aligned;
+ barrier.cluster.wait.aligned;
+ bra.uni B;
+A:
+ barrier.cluster.arrive.aligned;
+ barrier.cluster.wait.aligned;
+B:
+ ld.shared.u32 %r10, [%r7];
+ mov.u32 %r11, %ctaid.x;
+ mad.lo.s32 %r12, %r11, 32, %r1;
+ mul.wide.u32 %rd2, %r12, 4;
+ add.s64 %rd3, %rd1, %rd2;
+ st.global.u32 [%rd3], %r10;
+ ret;
+}
+"""
+    out = run_functional(_rec(ptx, (2, 1, 1), (2, 1, 1), (2, 32), block=(32, 1, 1))).outputs["out"]
+    np.testing.assert_array_equal(out.astype(np.int64), np.tile(np.arange(32) + 50, (2, 1)))

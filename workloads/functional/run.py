@@ -284,9 +284,13 @@ def _run_batch(ex, b: Batch, steps0: int):
             continue
         if not groups:
             if cblocked:      # clusters whose every live thread arrived move past barrier.cluster.wait
-                moved = False
-                for pc_ in sorted(cblocked):
-                    go = cbar.release(cblocked[pc_], live)
+                waiting = np.zeros(L, dtype=bool)
+                for m_ in cblocked.values():
+                    waiting |= m_
+                go_all = cbar.release(waiting, live)       # one phase of the cluster barrier, whatever the wait pc
+                moved = bool(go_all.any())
+                for pc_ in sorted(cblocked) if moved else ():
+                    go = cblocked[pc_] & go_all
                     if go.any():
                         groups[pc_ + 1] = groups[pc_ + 1] | go if pc_ + 1 in groups else go
                         rest = cblocked[pc_] & ~go
@@ -294,7 +298,6 @@ def _run_batch(ex, b: Batch, steps0: int):
                             cblocked[pc_] = rest
                         else:
                             del cblocked[pc_]
-                        moved = True
                 if moved:
                     progress = 1
                     continue
