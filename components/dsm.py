@@ -7,17 +7,17 @@ measured 20–21 on H200; an idle neighbour does not donate its share). The GX0/
 ``gx_planes_enabled`` < ``gx_planes`` (firmware-disabled plane) the link capacity — and so the per-SM cap —
 scales by enabled/total. Remote loads also send a ``read_command_bytes`` command flit per 128 B of payload
 through the requester's shaper (seanzw: 21.3 × 128/160 = 17.1 B/cycle predicted, 15.4 measured two-way).
-Remote stores, TMA puts and remote mbarrier messages are one-way payload; a sender whose backlog in its shaper exceeds
-``dsm_queue_bytes_per_sm`` waits (``accept``: stores do not return data, so this back-pressure is what paces them). Latency ``dsm_latency_cycles``
-(180 H100 / 193 H200) is added after the last byte leaves the shaper, plus ``dsm_latency_cross_cpc_cycles`` when
-source and destination SMs sit in different CPCs of the GPC (latency vs CTA distance; 0 until measured). DSM
-traffic never touches L2.
+Remote stores, TMA puts and remote mbarrier messages are one-way payload; a sender whose backlog in its shaper
+exceeds ``dsm_sm_queue_bytes`` waits (``accept``: stores return no data, so this back-pressure is what paces
+them). Latency ``dsm_latency_cycles`` (180 H100 / 193 H200) is added after the last byte leaves the shaper,
+plus ``dsm_latency_cross_cpc_cycles`` when source and destination SMs sit in different CPCs of the GPC (latency vs
+CTA distance; 0 until measured). DSM traffic never touches L2.
 
 TMA multicast (``deliver``): the L2 response of one read is replicated to every SM of the ctaMask; each copy
 enters its destination SM through that SM's share of its CPC links (``dsm_multicast_delivery: receiver``, so the
 fan-out does not divide the issuer's share) or, with ``sender``, leaves through the issuer's share one copy after
 the other; it lands ``dsm_multicast_extra_latency_cycles`` after the unicast completion.
-The timing pass calls these from the SM core's cluster branch (components/sm_core.py ``_dsm``).
+The timing pass calls these from the SM core's cluster branch (components/sm_core.py ``_cluster_op``).
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ class DsmFabric:
         self.mc_receiver = str(getattr(f, "dsm_multicast_delivery", "receiver")) == "receiver"
         self.cmd = int(f.dsm_read_command_bytes)  # per 128 B of remote-load payload
         # an SM's injection queue: a sender whose backlog exceeds it stalls (back-pressure on remote stores)
-        self.queue_cycles = float(getattr(f, "dsm_queue_bytes_per_sm", 0) or 0) / self.sm_cap if self.sm_cap else 0.0
+        self.queue_cycles = float(getattr(f, "dsm_sm_queue_bytes", 0) or 0) / self.sm_cap if self.sm_cap else 0.0
         self.shaper = [FluidServer(self.sm_cap) for _ in range(n)]
         self.bytes = 0
         self.messages = 0
@@ -103,7 +103,7 @@ class DsmFabric:
         return i if i >= e else i + 1
 
     def accept(self, sm: int, t: int) -> int:
-        """The cycle ``sm``'s injection queue (``dsm_queue_bytes_per_sm``) has room again after the messages sent so
+        """The cycle ``sm``'s injection queue (``dsm_sm_queue_bytes``) has room again after the messages sent so
         far: the sender of a one-way message (store, put) may issue its next instruction then."""
         h = self.shaper[sm].free - self.queue_cycles
         i = int(h)

@@ -369,7 +369,7 @@ class FabricSpec(Section):
     # ---- clusters / DSM (components/dsm.py, components/sm_core.py cluster branch, components/cta_scheduler.py)
     dsm_latency_cross_cpc_cycles: Cycles = Field(0, description="extra SM-to-SM latency when the destination SM is "
                                                  "in another CPC of the GPC (latency vs CTA distance)")
-    dsm_queue_bytes_per_sm: Annotated[int, Field(ge=0, le=1 << 24)] = Field(
+    dsm_sm_queue_bytes: Annotated[int, Field(ge=0, le=1 << 24)] = Field(
         16384, description="bytes of one-way DSM messages an SM may have queued in its link shaper before the sender stalls")
     dsm_multicast_delivery: Literal["receiver", "sender"] = Field(
         "receiver", description="TMA multicast copies enter through each destination SM's link share (receiver) or "
