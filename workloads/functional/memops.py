@@ -612,6 +612,9 @@ def _local_access(b, inst, af, es, n, ws, rs):
 @decoder("st")
 def _d_st(b, inst):
     mods = inst.mods
+    if "async" in mods:      # clusters: st.async ... .mbarrier::complete_tx (remote store + tx) is not modelled
+        raise b.fault_decode(inst, "st.async (remote store with mbarrier complete_tx) is not supported",
+                             hint="st.shared::cluster followed by a remote mbarrier.arrive")
     space = _space(mods)
     t = _main_type(inst)
     es = SIZE[t]
@@ -665,6 +668,9 @@ def _d_st(b, inst):
 @decoder("atom", "red")
 def _d_atom(b, inst):
     mods = inst.mods
+    if "async" in mods:      # clusters: red.async ... .mbarrier::complete_tx is not modelled
+        raise b.fault_decode(inst, "red.async (remote reduction with mbarrier complete_tx) is not supported",
+                             hint="red.shared::cluster followed by a remote mbarrier.arrive")
     space = _space(mods)
     t = _main_type(inst)
     es = SIZE[t]
