@@ -7,8 +7,14 @@ granularity plus ``reserved_smem_per_cta_bytes``, 1 KiB on Hopper).
 
 ``CtaScheduler`` places CTAs round-robin over SMs in launch order (CTA i of the first wave on SM
 ``sm_order[i % n_sms]``, then the next slot...), and launches the next pending CTA on an SM as soon as one of
-its CTAs retires (after ``launch_latency_cycles``). ``place_cluster`` is the GPC hook for thread-block
-clusters (all CTAs of a cluster on SMs of one GPC).
+its CTAs retires (after ``launch_latency_cycles``).
+
+Thread-block clusters (:meth:`CtaScheduler.set_clusters`; CUDA programming guide "Thread Block Clusters": the CTAs
+of a cluster are co-scheduled on one GPC): clusters launch in order, a cluster only when each of its CTAs gets a
+free slot on a distinct SM of one GPC (the GPC with the most free SMs, lowest id on ties; inside it the least
+loaded SMs). A retire that frees room may launch several CTAs at once (``on_retire`` then returns a list of
+``(cta, sm)``). A cluster larger than the SMs of every GPC, or than ``fabric.max_cluster_size``, is refused with
+a RecordError (exit 2), as the driver refuses the launch.
 """
 from __future__ import annotations
 
@@ -110,6 +116,8 @@ class CtaScheduler(Component):
                         self.resident[sm] += 1
                         self._apos[sm] = slot + 1
             return out
+        if getattr(self, "clusters", None):
+            return self._place_clusters()
         if self.cluster_size > 1:
             return self.place_cluster_wave()
         for slot in range(self.ctas_per_sm):
@@ -132,6 +140,9 @@ class CtaScheduler(Component):
             self._apos[sm] = k + 1
             self.resident[sm] += 1
             return lst[k]
+        if getattr(self, "clusters", None):
+            out = self._place_clusters()
+            return out or None
         if self.next_cta >= self.n_ctas:
             return None
         cta = self.next_cta
@@ -153,4 +164,51 @@ class CtaScheduler(Component):
                 out.append((self.next_cta, sm))
                 self.resident[sm] += 1
                 self.next_cta += 1
+        return out
+
+    # ---- thread-block clusters (module docstring) -------------------------------------------------------------
+    def set_clusters(self, members: list[list[int]], gpc_of: list[int], *, max_cluster_size: int | None = None,
+                     location: str | None = None) -> "CtaScheduler":
+        """Launch whole clusters: ``members`` the CTAs of each cluster (by rank, in launch order), ``gpc_of`` the GPC
+        of every SM. Refuses (RecordError) a cluster that no GPC can ever hold."""
+        size = len(members[0]) if members else 1
+        if size <= 1 or self.assignment is not None:
+            return self
+        per: dict[int, list[int]] = {}
+        for sm in self.sm_order:
+            per.setdefault(int(gpc_of[sm]), []).append(sm)
+        biggest = max(len(v) for v in per.values())
+        if max_cluster_size is not None and size > max_cluster_size:
+            raise RecordError(f"cluster of {size} CTAs exceeds this GPU's maximum cluster size {max_cluster_size}",
+                              location=location, hint=f"at most {max_cluster_size} CTAs per cluster "
+                                                      "(fabric.max_cluster_size)")
+        if size > biggest:
+            raise RecordError(f"cluster of {size} CTAs cannot be placed: its CTAs must run on distinct SMs of one "
+                              f"GPC and the largest GPC has {biggest} SMs", location=location,
+                              hint=f"clusters of at most {biggest} CTAs on this GPU (fabric.sms_per_gpc)")
+        self.clusters = [list(m) for m in members]
+        self.gpc_sms = [per[g] for g in sorted(per)]
+        self.next_cluster = 0
+        return self
+
+    def _place_clusters(self) -> list[tuple[int, int]]:
+        """Launch the pending clusters, in order, while the next one fits (module docstring)."""
+        out = []
+        cap = self.ctas_per_sm
+        res = self.resident
+        while self.next_cluster < len(self.clusters):
+            cl = self.clusters[self.next_cluster]
+            best = None
+            for sms in self.gpc_sms:
+                free = [sm for sm in sms if res[sm] < cap]
+                if len(free) >= len(cl) and (best is None or len(free) > len(best)):
+                    best = free
+            if best is None:
+                break
+            chosen = sorted(best, key=lambda sm: (res[sm], sm))[:len(cl)]
+            for cta, sm in zip(cl, sorted(chosen)):
+                out.append((cta, sm))
+                res[sm] += 1
+            self.next_cluster += 1
+            self.next_cta += len(cl)
         return out

@@ -52,7 +52,11 @@ OPS = ("ALU", "FREE", "BRANCH", "EXIT", "LDG", "STG", "LDS", "STS", "CP_ASYNC", 
        "FENCE", "TMA_LD", "TMA_ST", "BULK_COMMIT", "BULK_WAIT")
 (OP_ALU, OP_FREE, OP_BRANCH, OP_EXIT, OP_LDG, OP_STG, OP_LDS, OP_STS, OP_CP_ASYNC, OP_CPA_COMMIT, OP_CPA_WAIT,
  OP_MBAR_INIT, OP_MBAR_ARRIVE, OP_MBAR_WAIT, OP_BAR, OP_MMA, OP_WGMMA, OP_WGMMA_COMMIT, OP_WGMMA_WAIT, OP_CLOCK,
- OP_FENCE, OP_TMA_LD, OP_TMA_ST, OP_BULK_COMMIT, OP_BULK_WAIT) = range(len(OPS))
+ OP_FENCE, OP_TMA_LD, OP_TMA_ST, OP_BULK_COMMIT, OP_BULK_WAIT) = range(25)
+# ---- clusters (the ops >= OP_DSM: SMCore._cluster_op): shared::cluster ld/st/atom/red, remote-capable mbarrier
+# arrive, shared::cta -> shared::cluster bulk copy and TMA multicast, barrier.cluster.arrive / wait
+OPS = OPS + ("DSM", "DSM_ARRIVE", "DSM_COPY", "CBAR_ARRIVE", "CBAR_WAIT")
+(OP_DSM, OP_DSM_ARRIVE, OP_DSM_COPY, OP_CBAR_ARRIVE, OP_CBAR_WAIT) = range(25, len(OPS))
 
 # ---- tcgen05 (Blackwell) op classes, appended after the others (begin tcgen05 block) ----
 TC05_OPS = ("TC05_MMA", "TC05_COMMIT", "TC05_LD", "TC05_ST", "TC05_WAIT_LD", "TC05_WAIT_ST", "TC05_ALLOC",
@@ -257,6 +261,16 @@ class SMCore:
         # ``ghost(W, k, t, late)``: called before and after a cp.async / TMA load issues (sampled mode's fills of the CTAs a
         # sampled CTA stands for: runner/ghost_fills.py); None in detailed mode
         self.ghost = None
+        # clusters (attach_clusters): the DSM fabric, cluster membership, barrier.cluster state
+        self.dsm = None
+        self.cl_of: dict[int, int] = {}          # cta -> cluster index
+        self.cl_members: list[list[int]] = []    # cluster index -> CTAs by rank
+        self.cbar_latency = 0
+        self._cb: dict = {}                      # (cluster, phase) -> [warps arrived, last arrival, waiters, done]
+        self._cb_arr: dict[int, int] = {}        # bundle -> barrier.cluster arrivals so far (its next phase)
+        self._cb_wait: dict[int, int] = {}       # bundle -> barrier.cluster waits so far
+        self._cb_open: dict[int, set] = {}       # cluster -> phases not complete yet
+        self.dsm_ops = 0
 
     @property
     def stall(self) -> list:
@@ -432,6 +446,8 @@ class SMCore:
         if t_exit > self.cta_end[cta]:
             self.cta_end[cta] = t_exit
         self.cta_live[cta] -= m
+        if self._cb_open:  # clusters: exited warps no longer count for barrier.cluster
+            self._cbar_check_cluster(self.cl_of.get(cta, -1 - cta), t_exit)
         # free the stream arrays
         W.pcs = W.rr = W.rk = None
         W.a0 = W.a1 = W.a2 = W.a3 = W.act = None
@@ -466,7 +482,10 @@ class SMCore:
         if self.sm_res_ctas[sm] == 0:
             self.sm_active_cycles[sm] += t - self.sm_active_since[sm]
         nxt = self.sched.on_retire(sm)
-        if nxt is not None:
+        if isinstance(nxt, list):      # clusters: the freed room launched whole clusters (cta_scheduler.py)
+            for c, s in nxt:
+                self._launch_cta(c, s, t + self.cfg.launch_latency)
+        elif nxt is not None:
             self._launch_cta(nxt, sm, t + self.cfg.launch_latency)
 
     # -- bar.sync ----------------------------------------------------------------------------------------
@@ -1013,12 +1032,176 @@ class SMCore:
                     W.hold_r = S.MEMBAR
             elif OP_TC05_MMA <= op <= OP_TC05_CP:   # tcgen05 block: Blackwell tensor core + TMEM (_tcgen05)
                 self._tcgen05(W, op, i, k, tt)
+            elif OP_DSM <= op <= OP_CBAR_WAIT:   # clusters: DSM fabric and barrier.cluster (one call, see _cluster_op)
+                self._cluster_op(W, op, i, k, tt)
             else:  # any other op with destinations: fixed latency
                 rt = tt + LAT[i]
                 rs = RSN[i]
                 for d in DSTS[i]:
                     rr[d] = rt
                     rk[d] = rs
+
+    # -- clusters: DSM over the GPC fabric (components/dsm.py) and barrier.cluster ----------------------------------
+    def attach_clusters(self, members: list[list[int]], dsm, barrier_latency: int = 0) -> None:
+        """Cluster membership (CTAs by rank) of the launch and the DSM fabric the cluster ops use."""
+        self.cl_members = [list(m) for m in members]
+        self.cl_of = {c: ci for ci, m in enumerate(self.cl_members) for c in m}
+        self.dsm = dsm
+        self.cbar_latency = int(barrier_latency)
+
+    def _sm_of(self, cta: int, W: _Warp, i: int) -> int:
+        sm = self.cta_sm.get(cta)
+        if sm is None:
+            raise SimulationError(f"CTA {W.cta} reaches the shared memory of CTA {cta}, which is not resident "
+                                  f"(kernel.ptx:{self.T.line[i]}: {self.T.text[i].strip()[:60]})",
+                                  hint="the CTAs of a cluster run together: keep them alive (barrier.cluster) while "
+                                       "peers access their shared memory")
+        return sm
+
+    def _cluster_op(self, W: _Warp, op: int, i: int, k: int, tt: int) -> None:
+        """One cluster instruction of bundle W issued at ``tt`` (payloads: docs/design.md, Contract 2)."""
+        T = self.T
+        self.dsm_ops += 1
+        dsm = self.dsm
+        if op == OP_DSM:                     # ld/st/atom/red.shared::cluster: a0 wf, a1 dst CTA + 1, a2 B, a3 remote B
+            a1 = W.a1[k]
+            kind = T.aux[i]
+            if a1 and dsm is not None:
+                dst_sm = self._sm_of(a1 - 1, W, i)
+                rb = W.a3[k]
+                if kind in ("ld", "atom"):   # data (or the old value) comes back from the owner's SM
+                    done = dsm.transfer(tt, dst_sm, W.sm, rb, "load")
+                else:
+                    done = dsm.transfer(tt, W.sm, dst_sm, rb, "store")
+                    h = dsm.accept(W.sm, tt)         # back-pressure: the injection queue is full until h
+                    if h > tt + 1 and h > W.hold_t:
+                        W.hold_t = h
+                        W.hold_r = S.MIO_THROTTLE
+                lb = W.a2[k] - rb
+                if lb > 0 and self.smem is not None:
+                    d2 = self.smem.access(tt, W.sm, 1, lb)
+                    if d2 > done:
+                        done = d2
+            else:
+                wf = W.a0[k]
+                if wf:
+                    self.shared_wavefronts += wf
+                done = (self.smem.access(tt, W.sm, wf, W.a2[k]) if wf and self.smem is not None
+                        else tt + T.lat[i])
+            if kind in ("ld", "atom"):
+                rs = T.rsn[i]
+                for d in T.dsts[i]:
+                    W.rr[d] = done
+                    W.rk[d] = rs
+            elif done > W.st_ack:
+                W.st_ack = done              # stores drain before exit / a releasing cluster arrive
+        elif op == OP_DSM_ARRIVE:            # mbarrier.arrive on a shared::cluster address: a1 key (owner CTA)
+            if W.act[k] and self.mbar is not None:
+                key = W.a1[k]
+                dst = key >> 32
+                if dst == W.cta or dsm is None:
+                    self.mbar.arrive(key, tt, W.a2[k], W.a0[k])
+                else:
+                    ta = dsm.transfer(tt, W.sm, self._sm_of(dst, W, i), 8, "mbarrier")
+                    ta = max(ta, self.eng.now)
+                    self.eng.schedule(ta, self.mbar.arrive, key, ta, W.a2[k], W.a0[k])
+            for d in T.dsts[i]:
+                W.rr[d] = tt + T.lat[i]
+                W.rk[d] = S.SHORT_SCOREBOARD
+        elif op == OP_DSM_COPY:
+            if not W.act[k]:
+                return
+            nbytes = W.a0[k]
+            key = W.a1[k]
+            if T.aux[i] == "s2s":            # cp.async.bulk.shared::cluster.shared::cta: through the fabric
+                dst = key >> 32
+                t0 = tt + int(getattr(self.tma, "lat", 0) or 0)     # the bulk-copy front end takes the command
+                ta = (dsm.transfer(t0, W.sm, self._sm_of(dst, W, i), nbytes, "tma") if dsm is not None and dst != W.cta
+                      else t0 + T.lat[i])
+                if self.mbar is not None and key >= 0:
+                    ta = max(ta, self.eng.now)
+                    self.eng.schedule(ta, self.mbar.complete_tx, key, nbytes, ta)
+            else:                            # TMA .multicast::cluster: one L2 read, then one copy per CTA of the mask
+                a2 = W.a2[k]
+                mask = a2 >> 40
+                if self.tma is not None:
+                    W.tma_next = self.tma.issue(tt, W.sm, W.g, nbytes, W.a3[k], a2 & ((1 << 40) - 1), -1, False)
+                    t_done = self.tma.last_done
+                else:
+                    t_done = tt + T.lat[i]
+                mem = self.cl_members[self.cl_of[W.cta]] if self.cl_of else [W.cta]
+                targets = [mem[r] for r in range(len(mem)) if mask >> r & 1]
+                self.eng.schedule(max(t_done, self.eng.now), self._mcast_deliver, W, i, targets, nbytes,
+                                  key & 0xFFFFFFFF)
+        elif op == OP_CBAR_ARRIVE:           # barrier.cluster.arrive (.release waits for the warp's stores)
+            t = tt
+            if T.aux[i] != "relaxed" and W.st_ack > t:
+                t = W.st_ack
+            ci = self.cl_of.get(W.cta, -1 - W.cta)
+            ph = self._cb_arr.get(W.g, 0)
+            self._cb_arr[W.g] = ph + 1
+            st = self._cb.get((ci, ph))
+            if st is None:
+                st = self._cb[(ci, ph)] = [0, 0, [], None]
+                self._cb_open.setdefault(ci, set()).add(ph)
+            st[0] += W.m
+            if t > st[1]:
+                st[1] = t
+            self._cbar_try(ci, ph, tt)
+        elif op == OP_CBAR_WAIT:             # barrier.cluster.wait: hold until the phase completes
+            ci = self.cl_of.get(W.cta, -1 - W.cta)
+            ph = self._cb_wait.get(W.g, 0)
+            self._cb_wait[W.g] = ph + 1
+            st = self._cb.get((ci, ph))
+            if st is None:
+                st = self._cb[(ci, ph)] = [0, 0, [], None]
+                self._cb_open.setdefault(ci, set()).add(ph)
+            if st[3] is not None:
+                if st[3] > tt + 1:
+                    W.hold_t = st[3]
+                    W.hold_r = S.BARRIER
+            else:
+                W.hold_t = INF               # parks at the next issue; _cbar_try wakes it
+                W.hold_r = S.BARRIER
+                st[2].append(W)
+
+    def _mcast_deliver(self, W: _Warp, i: int, targets: list, nbytes: int, off: int) -> None:
+        """At the multicast's L2 completion: one copy into every CTA of the mask, complete_tx on its mbarrier."""
+        t = self.eng.now
+        for cta in targets:
+            dsm_sm = self._sm_of(cta, W, i)
+            ta = self.dsm.deliver(t, W.sm, dsm_sm, nbytes) if self.dsm is not None else t
+            if self.mbar is not None:
+                self.eng.schedule(ta, self.mbar.complete_tx, (cta << 32) | off, nbytes, ta)
+
+    def _cbar_need(self, ci: int) -> int:
+        mem = self.cl_members[ci] if ci >= 0 else [-1 - ci]
+        return sum(self.cta_live.get(c, 0) for c in mem)
+
+    def _cbar_try(self, ci: int, ph: int, t: int) -> None:
+        st = self._cb.get((ci, ph))
+        if st is None or st[3] is not None or st[0] == 0 or st[0] < self._cbar_need(ci):
+            return
+        st[3] = T = st[1] + self.cbar_latency
+        self._cb_open.get(ci, set()).discard(ph)
+        now = self.eng.now
+        for X in st[2]:                      # release the waiting bundles (their hold, not their registers)
+            if X.done:
+                continue
+            if X.hold_t >= INF:
+                X.hold_t = T
+            if X.parked is not None:
+                X.parked = None
+                x = max(X.t, now, T)
+                X.st = x
+                self._kick(X.sm, x)
+        st[2] = []
+
+    def _cbar_check_cluster(self, ci, t: int) -> None:
+        if ci is None:
+            return
+        for ph in sorted(self._cb_open.get(ci, ())):
+            self._cbar_try(ci, ph, t)
 
     def _wgmma(self, W: _Warp, tt: int, flops: int, smem_bytes: int, n: int, a_regs: int):
         """One ``wgmma`` of the bundle: the tensor unit is called once per warpgroup (its 4 warps together);
@@ -1159,7 +1342,9 @@ class SMCore:
             if W.parked is not None:
                 pop, pi = W.parked
                 what = OPS[pop].lower()
-                if W.hold_t >= INF and W.hold_r == S.BARRIER:
+                if any(W in st[2] for st in self._cb.values()):
+                    what = "barrier.cluster.wait (warps of the cluster have not arrived)"
+                elif W.hold_t >= INF and W.hold_r == S.BARRIER:
                     what = "bar.sync (other warps of the CTA have not arrived)"
                 elif pop == OP_MBAR_WAIT or any(W.rr[r] >= INF for r in T.deps[i] if i >= 0):
                     what = f"mbarrier phase (try_wait at kernel.ptx:{T.line[pi]})"

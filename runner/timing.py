@@ -157,6 +157,9 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None) -> StaticTa
             pipe = P_CBU
         elif kind == "FENCE":
             lat = 8
+        cl = _cluster_lowering(ins, kind)     # clusters: DSM / barrier.cluster op classes
+        if cl is not None:
+            op, aux = cl
         if cost == 0 and op == C.OP_ALU:
             op = C.OP_FREE
         if pipe == P_SFU and cost > 1:
@@ -168,6 +171,28 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None) -> StaticTa
         T.deps[i], T.dsts[i], T.rsn[i], T.aux[i] = deps, dsts, rsn, aux
         T.line[i], T.text[i], T.ptx_cost_rule[i] = getattr(ins, "line", 0), text, rule
     return T
+
+
+# ---- clusters: the op classes of shared::cluster accesses, remote-capable arrives, DSM copies, barrier.cluster
+def _cluster_lowering(ins, kind: str):
+    """(op, aux) for an instruction the SM core's cluster branch replays (components/sm_core.py ``_cluster_op``),
+    else None. aux: ld / st / atom / red (OP_DSM), s2s / multicast (OP_DSM_COPY), release / relaxed (arrive)."""
+    mods = tuple(ins.mods)
+    opc = ins.opcode
+    if kind in ("LD_SHARED", "ST_SHARED", "ATOM_SHARED") and "shared::cluster" in mods:
+        return C.OP_DSM, ("ld" if kind == "LD_SHARED" else "st" if kind == "ST_SHARED" else
+                          "red" if opc == "red" else "atom")
+    if kind == "MBAR_ARRIVE" and "shared::cluster" in mods:
+        return C.OP_DSM_ARRIVE, None
+    if kind == "TMA_LOAD" and opc == "cp.async.bulk" and "shared::cta" in mods and "global" not in mods:
+        return C.OP_DSM_COPY, "s2s"
+    if kind == "TMA_LOAD" and "multicast::cluster" in mods:
+        return C.OP_DSM_COPY, "multicast"
+    if opc == "barrier.cluster.arrive":
+        return C.OP_CBAR_ARRIVE, ("relaxed" if "relaxed" in mods else "release")
+    if opc == "barrier.cluster.wait":
+        return C.OP_CBAR_WAIT, None
+    return None
 
 
 def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> CoreConfig:
@@ -237,10 +262,12 @@ def _estimate_registers(program) -> int:
 
 
 # how a bundle aggregates the payload of its warps, per op class (Contract 2 payload table)
-_P_FIRST, _P_SUM, _P_ELECT, _P_WGMMA = 0, 1, 2, 3
+_P_FIRST, _P_SUM, _P_ELECT, _P_WGMMA, _P_DSM = 0, 1, 2, 3, 4
 _PAY = {C.OP_LDG: _P_SUM, C.OP_STG: _P_SUM, C.OP_CP_ASYNC: _P_SUM, C.OP_LDS: _P_SUM, C.OP_STS: _P_SUM,
         C.OP_MMA: _P_SUM, C.OP_WGMMA: _P_WGMMA, C.OP_TMA_LD: _P_ELECT, C.OP_TMA_ST: _P_ELECT,
-        C.OP_MBAR_INIT: _P_ELECT, C.OP_MBAR_ARRIVE: _P_ELECT, C.OP_MBAR_WAIT: _P_ELECT}
+        C.OP_MBAR_INIT: _P_ELECT, C.OP_MBAR_ARRIVE: _P_ELECT, C.OP_MBAR_WAIT: _P_ELECT,
+        # clusters: shared::cluster accesses sum bytes (the destination CTA must agree), arrives / copies elect
+        C.OP_DSM: _P_DSM, C.OP_DSM_ARRIVE: _P_ELECT, C.OP_DSM_COPY: _P_ELECT}
 _PAY.update({C.OP_TC05_LD: _P_SUM, C.OP_TC05_ST: _P_SUM, C.OP_TC05_MMA: _P_ELECT, C.OP_TC05_COMMIT: _P_ELECT,
              C.OP_TC05_ALLOC: _P_ELECT, C.OP_TC05_DEALLOC: _P_ELECT, C.OP_TC05_CP: _P_ELECT})   # tcgen05 block
 
@@ -263,7 +290,9 @@ class BundleBuilder:
         self.bundle = bool(bundle) and C.OP_CLOCK not in tables.op
         self.cls = np.array([_PAY.get(o, _P_FIRST) for o in tables.op] or [0], dtype=np.int8)
         self.tmaop = np.array([o in (C.OP_TMA_LD, C.OP_TMA_ST) for o in tables.op] or [False])
-        self.arrop = np.array([o in (C.OP_MBAR_ARRIVE, C.OP_TC05_COMMIT) for o in tables.op] or [False])
+        self.arrop = np.array([o in (C.OP_MBAR_ARRIVE, C.OP_DSM_ARRIVE, C.OP_TC05_COMMIT) for o in tables.op]
+                              or [False])
+        self.copyop = np.array([o == C.OP_DSM_COPY for o in tables.op] or [False])   # clusters: never merged
         self.nsp = 4
         # tensor-core kernels: at most one warp per sub-partition in a bundle (the warps of one row w // nsp, a
         # warpgroup). Co-resident warps of a sub-partition overlap each other's MMA / ldmatrix / MUFU work and
@@ -345,12 +374,22 @@ class BundleBuilder:
             R[0:2, wg] = A[:, 0:2, wg].sum(0)
         ac = act > 0
         nact = ac.sum(0)
+        ds = cls == _P_DSM
+        if ds.any():        # clusters: bytes summed, the destination CTA (row 1) must be the same for all warps
+            cd = np.nonzero(ds)[0]
+            R[0, cd], R[2, cd], R[3, cd] = A[:, 0, cd].sum(0), A[:, 2, cd].sum(0), A[:, 3, cd].sum(0)
+            dst = A[:, 1, cd]
+            R[1, cd] = dst.max(0)
+            if ((dst != R[1, cd][None, :]) & (dst != 0)).any():
+                return None
         el = cls == _P_ELECT
         if el.any():
             cols_e = np.nonzero(el)[0]
             idx = ac[:, cols_e].argmax(0)
             R[:, cols_e] = A[idx, :, cols_e].T
             multi = cols_e[nact[cols_e] > 1]
+            if len(multi) and self.copyop[pcs[multi]].any():
+                return None     # clusters: several warps issuing DSM copies / multicasts: replay them one by one
             if len(multi):
                 keys = A[:, 1, multi]
                 same = (keys == R[1, multi][None, :]) | ~ac[:, multi]
@@ -512,6 +551,7 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
                                         tma_loads=sample.ghost_fills == "all")
     if recorder is not None and recorder.enabled:
         _attach_recorder(recorder, core, (mem, smem, tma, mbar, tc), cfg, spec, trace, assignment, occ)
+    _attach_clusters(core, sched, trace, spec, machine, record)   # clusters: placement, DSM fabric
     eng.report = core.stuck_report
     core.start()
     eng.run(max_cycles=max_cycles)
@@ -541,6 +581,29 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
         if ghost is not None:
             m["sampling"]["ghost_fills"] = ghost.registered
     return out
+
+
+def _attach_clusters(core, sched, trace, spec, machine, record) -> None:
+    """Thread-block clusters of the launch: the CTA scheduler places whole clusters in one GPC (refusing what
+    cannot fit), the SM core gets the membership and the DSM fabric (runner/machine.py parts['dsm'])."""
+    from warpgraph.components.structural import gpc_of_sms
+    from warpgraph.workloads.functional.cluster import cluster_members
+
+    shape = tuple(getattr(trace, "cluster", None) or (1, 1, 1))
+    dsm = machine.parts.get("dsm") if machine is not None else None
+    if dsm is None and C.OP_DSM <= max(core.T.op or [0]) and spec is not None and getattr(spec, "fabric", None):
+        from warpgraph.components.dsm import DsmFabric
+        dsm = DsmFabric(spec)
+    members = cluster_members(trace.grid, shape) if shape != (1, 1, 1) else []
+    lat = int(sget(spec, "fabric.cluster_barrier_latency_cycles", 0))
+    core.attach_clusters(members, dsm, lat)
+    if members and hasattr(sched, "set_clusters"):
+        fab = getattr(spec, "fabric", None)
+        gpc = gpc_of_sms(fab, core.cfg.n_sms) if fab is not None else [0] * core.cfg.n_sms
+        npc = bool(getattr(record, "non_portable_cluster_size", False))
+        mx = int(sget(spec, "fabric.max_cluster_size" if npc else "fabric.max_portable_cluster_size", 16 if npc else 8))
+        sched.set_clusters(members, gpc, max_cluster_size=mx,
+                           location=f"{getattr(record, 'name', 'record')} (cluster {list(shape)})")
 
 
 def _attach_recorder(rec, core, units, cfg, spec, trace, assignment, occ) -> None:

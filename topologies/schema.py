@@ -386,6 +386,20 @@ class FabricSpec(Section):
     dsm_links_per_cpc: PosInt = 4
     dsm_link_bytes_per_cycle: PosInt = 32
     dsm_latency_cycles: Cycles = 180
+    # ---- clusters / DSM (components/dsm.py, components/sm_core.py cluster branch, components/cta_scheduler.py)
+    dsm_latency_cross_cpc_cycles: Cycles = Field(0, description="extra SM-to-SM latency when the destination SM is "
+                                                 "in another CPC of the GPC (latency vs CTA distance)")
+    dsm_sm_queue_bytes: Annotated[int, Field(ge=0, le=1 << 24)] = Field(
+        16384, description="bytes of one-way DSM messages an SM may have queued in its link shaper before the sender stalls")
+    dsm_multicast_delivery: Literal["receiver", "sender"] = Field(
+        "receiver", description="TMA multicast copies enter through each destination SM's link share (receiver) or "
+                                "leave one after the other through the issuer's (sender)")
+    dsm_multicast_extra_latency_cycles: Cycles = Field(0, description="a multicast copy lands this long after the "
+                                                       "unicast TMA completion")
+    cluster_barrier_latency_cycles: Cycles = Field(0, description="barrier.cluster: last arrival to the release of "
+                                                   "the waiting warps")
+    max_portable_cluster_size: Annotated[int, Field(gt=0, le=64)] = Field(8, description="CTAs per cluster without "
+                                                                            "the non-portable launch attribute")
     max_cluster_size: Annotated[int, Field(gt=0, le=64)] = 16
     xbar_latency_cycles: Cycles = Field(20, description="SM to L2 slice one-way transit")
     xbar_bytes_per_cycle_per_sm: PosInt = 64

@@ -334,6 +334,8 @@ class LaunchRecord(BaseModel):
     grid: list[int]
     block: list[int]
     cluster: list[int] = Field(default_factory=lambda: [1, 1, 1])
+    non_portable_cluster_size: bool = Field(False, description="cudaFuncAttributeNonPortableClusterSizeAllowed: "
+                                            "clusters of up to 16 CTAs (H100/H200) instead of 8")
     shared_bytes: int = Field(default=0, ge=0, le=MAX_SHARED_BYTES, strict=True)
     buffers: dict[str, Buffer] = Field(default_factory=dict)
     params: list[Param] = Field(default_factory=list)
@@ -465,7 +467,10 @@ class LaunchRecord(BaseModel):
         return [(i, p.value) for i, p in enumerate(self.params) if p.kind == "tensormap"]
 
     def to_json_dict(self) -> dict:
-        return self.model_dump(mode="json", exclude={"compiled"} if not self.compiled else None)
+        ex = set() if self.compiled else {"compiled"}
+        if not self.non_portable_cluster_size:
+            ex.add("non_portable_cluster_size")     # written only when set (clusters of 9-16 CTAs)
+        return self.model_dump(mode="json", exclude=ex or None)
 
     def derive(self, **changes) -> "LaunchRecord":
         """A modified copy (re-validated) that keeps this record's folder / PTX text (measured: dropped)."""

@@ -84,16 +84,23 @@ class Batch:
         self.sp["%lanemask_le"] = ((np.uint64(2) << lid.astype(np.uint64)) - np.uint64(1)).astype(np.uint32)
         self.sp["%lanemask_gt"] = (~self.sp["%lanemask_le"]).astype(np.uint32)
         self.sp["%lanemask_ge"] = (~self.sp["%lanemask_lt"]).astype(np.uint32)
+        # ---- clusters (workloads/functional/cluster.py): the batch holds whole clusters in rank order
         cx, cy, cz = ex.cluster
-        self.cx = cx
-        self.sp["%cluster_ctarank"] = (self.sp["%ctaid.x"] % np.uint32(cx)).astype(np.uint32)
-        self.sp["%cluster_nctarank"] = np.uint32(cx)
+        self.csize = cx * cy * cz                     # CTAs per cluster (slot s's cluster starts at s - s % csize)
         for k, c in zip("xyz", (cx, cy, cz)):
             self.sp[f"%cluster_ctaid.{k}"] = (self.sp[f"%ctaid.{k}"] % np.uint32(c)).astype(np.uint32)
             self.sp[f"%cluster_nctaid.{k}"] = np.uint32(c)
             self.sp[f"%clusterid.{k}"] = (self.sp[f"%ctaid.{k}"] // np.uint32(c)).astype(np.uint32)
             self.sp[f"%nclusterid.{k}"] = np.uint32(int(self.sp[f"%nctaid.{k}"]) // c)
-        self.sp["%is_explicit_cluster"] = np.bool_(cx > 1)
+        self.sp["%cluster_ctarank"] = (self.sp["%cluster_ctaid.x"] + np.uint32(cx) * (
+            self.sp["%cluster_ctaid.y"] + np.uint32(cy) * self.sp["%cluster_ctaid.z"])).astype(np.uint32)
+        self.sp["%cluster_nctarank"] = np.uint32(self.csize)
+        self.sp["%is_explicit_cluster"] = np.bool_(self.csize > 1 or getattr(prog, "explicitcluster", False))
+        if self.csize > 1:
+            rk = self.sp["%cluster_ctarank"][:: self.lpc].astype(np.int64)
+            if not (rk == np.arange(self.C) % self.csize).all():
+                raise SimulationError("internal: a batch's CTAs are not whole clusters in rank order",
+                                      hint="run_functional batches CTAs in cluster order (cluster.py)")
         # registers
         self.R = [np.zeros(L, dtype=storage_dtype(t)) for t in prog.reg_types]
         # memories
@@ -879,7 +886,8 @@ def _d_mov(b, inst):
 def _d_cvta(b, inst):
     t = _main_type(inst)
     to = "to" in inst.mods
-    space = next((m for m in inst.mods if m in ("shared", "global", "param", "local", "const", "shared::cta")), "global")
+    space = next((m for m in inst.mods if m in ("shared", "global", "param", "local", "const", "shared::cta",
+                                                "shared::cluster")), "global")
     if space.startswith("shared"):
         off = -SHARED_WINDOW if to else SHARED_WINDOW
     elif space == "local":

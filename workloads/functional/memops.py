@@ -287,40 +287,95 @@ def _scheck(b, inst, idx, addrs, width):
             raise _fault(b, inst, f"misaligned {width}-byte shared access", lanes=idx[k], addrs=addrs[k])
 
 
+# ---- clusters: shared::cluster addressing (PTX ISA §5.1.7 "Shared state space", mapa) ----------------------
 CLUSTER_SHIFT = 24       # shared::cluster address = (rank + 1) << 24 | CTA-local address  (mapa)
+_LOCAL_MASK = (1 << CLUSTER_SHIFT) - 1
 
 
-def _shared_flat(b, inst, idx, addrs, width):
-    """CTA-local or shared::cluster addresses -> (flat index into the batch's smem, local address)."""
+def _cluster_slots(b, inst, idx, addrs):
+    """CTA-local or shared::cluster addresses of lanes ``idx`` -> (target CTA slot, CTA-local address, remote mask
+    or None). A shared::cluster address names rank r of the lane's cluster (its slot is the cluster's first slot + r:
+    batches hold whole clusters in rank order, cluster.py); a plain CTA-local address is the lane's own CTA."""
     slots = b.lane_cta[idx]
-    if b.cx > 1 and len(addrs) and (addrs >= (1 << CLUSTER_SHIFT)).any():
-        rank = (addrs >> CLUSTER_SHIFT) - 1
-        remote = rank >= 0
-        if (rank >= b.cx).any():
-            k = np.flatnonzero(rank >= b.cx)
-            raise _fault(b, inst, "shared::cluster address names a CTA outside the cluster", lanes=idx[k],
-                         addrs=addrs[k])
-        addrs = addrs & ((1 << CLUSTER_SHIFT) - 1)
-        slots = np.where(remote, slots - slots % b.cx + rank, slots)
+    if not len(addrs) or not (addrs >= (1 << CLUSTER_SHIFT)).any():
+        return slots, addrs, None
+    cs = b.csize
+    rank = (addrs >> CLUSTER_SHIFT) - 1
+    if (rank >= cs).any():
+        k = np.flatnonzero(rank >= cs)
+        raise _fault(b, inst, f"shared::cluster address names CTA rank {int(rank[k[0]])} outside the cluster of {cs}",
+                     lanes=idx[k], addrs=addrs[k], hint="a mapa rank below %cluster_nctarank")
+    is_c = rank >= 0
+    tgt = np.where(is_c, slots - slots % cs + rank, slots)
+    return tgt, addrs & _LOCAL_MASK, is_c & (tgt != slots)
+
+
+def _shared_flat(b, inst, idx, addrs, width, want_remote=False):
+    """CTA-local or shared::cluster addresses -> (flat index into the batch's smem, local address)
+    [+ (target slots, remote mask) with ``want_remote``]."""
+    slots, addrs, remote = _cluster_slots(b, inst, idx, addrs)
     _scheck(b, inst, idx, addrs, width)
+    if want_remote:
+        return slots * b.S + addrs, addrs, slots, remote
     return slots * b.S + addrs, addrs
+
+
+def dsm_payload(b, idx, addrs, width, slots, remote):
+    """Trace payload of a ``ld/st/atom/red.shared::cluster`` (Kind *_SHARED lowered to OP_DSM): a0 shared
+    wavefronts, a1 destination CTA (global index) + 1 of the warp's first remote lane (0: all lanes local), a2 bytes,
+    a3 bytes that travel to another CTA's SM (the DSM fabric)."""
+    pay = smem_payload(b, idx, addrs, width)
+    if remote is not None and remote.any():
+        wi = (idx >> 5)[remote]
+        pay[:, 3] = np.bincount(wi, minlength=b.W)[:b.W] * width
+        dst = b.ctas[slots[remote]] + 1
+        pay[wi[::-1], 1] = dst[::-1]            # the first remote lane of each warp wins
+    return pay
 
 
 @decoder("mapa")
 def _d_mapa(b, inst):
-    if not any(m.startswith("shared") for m in inst.mods):
-        raise b.fault_decode(inst, "only mapa.shared::cluster is supported")
+    """``mapa.shared::cluster`` (shared::cluster address of the same variable in CTA ``rank``) and generic ``mapa``
+    (a generic address in the shared window -> the generic address of the variable in CTA ``rank``, as
+    cooperative_groups' ``map_shared_rank`` compiles to)."""
+    generic = not any(m.startswith("shared") for m in inst.mods)
     ops = inst.operands
     t = _main_type(inst)
     w = b.writer(ops[0], t, inst)
     a = b.val(ops[1], t, inst)
     r = b.val(ops[2], "u32", inst)
     dt = NP_TYPE[t]
+    win = np.uint64(SHARED_WINDOW)
 
     def h(act, full):
-        loc = np.asarray(_get(a)).astype(np.uint64) & np.uint64((1 << CLUSTER_SHIFT) - 1)
+        av = np.asarray(_get(a)).astype(np.uint64)
+        if generic:
+            av = av - win
+        loc = av & np.uint64((1 << CLUSTER_SHIFT) - 1)
         rk = np.asarray(_get(r)).astype(np.uint64)
-        w((loc | ((rk + np.uint64(1)) << np.uint64(CLUSTER_SHIFT))).astype(dt), act, full)
+        res = loc | ((rk + np.uint64(1)) << np.uint64(CLUSTER_SHIFT))
+        if generic:
+            res = res + win
+        w(res.astype(dt), act, full)
+    return h
+
+
+@decoder("getctarank")
+def _d_getctarank(b, inst):
+    """``getctarank{.shared::cluster}.u32 d, a``: the rank of the CTA whose shared memory ``a`` names (a CTA-local
+    or generic shared address: the executing CTA's own rank)."""
+    generic = not any(m.startswith("shared") for m in inst.mods)
+    ops = inst.operands
+    w = b.writer(ops[0], "u32", inst)
+    a = b.val(ops[1], _main_type(inst) if _main_type(inst) in ("u64", "b64") else "u64", inst)
+    own = b.sp["%cluster_ctarank"]
+
+    def h(act, full):
+        av = np.broadcast_to(np.asarray(_get(a)).astype(np.int64), (b.L,))
+        if generic:
+            av = av - SHARED_WINDOW
+        rank = (av >> CLUSTER_SHIFT) - 1
+        w(np.where(rank >= 0, rank, own).astype(np.uint32), act, full)
     return h
 
 
@@ -452,16 +507,18 @@ def _d_ld(b, inst):
         S = b.S
         trace = b.ex.want_trace
 
+        is_cl = "shared::cluster" in mods       # DSM payload (cluster parts)
+
         def h(act, full):
             idx = b.active_idx(act, full)
             addrs = af(idx)
-            fl, addrs = _shared_flat(b, inst, idx, addrs, width)
+            fl, addrs, sl, rem = _shared_flat(b, inst, idx, addrs, width, True)
             v = sv.gather(width, es, fl // width)
             for j, w in enumerate(ws):
                 if w is not None:
                     w(idx, v[:, j])
             if trace:
-                b.pay = smem_payload(b, idx, addrs, width)
+                b.pay = dsm_payload(b, idx, addrs, width, sl, rem) if is_cl else smem_payload(b, idx, addrs, width)
         return h
     if space == "local":
         return _local_access(b, inst, af, es, n, ws, None)
@@ -503,8 +560,9 @@ def _generic(b, inst, idx, addrs, width, es, n, ws, rs):
     ar = np.arange(n)
     if sh.any():
         i2, a2 = idx[sh], addrs[sh] - SHARED_WINDOW
+        sl2, a2, _r = _cluster_slots(b, inst, i2, a2)     # generic mapa: another CTA of the cluster
         _scheck(b, inst, i2, a2, width)
-        fl = b.lane_cta[i2] * b.S + a2
+        fl = sl2 * b.S + a2
         sv = b.smem[: (b.smem.size // es) * es].view(_UT[es])
         if rs is None:
             v = sv[(fl // es)[:, None] + ar]
@@ -554,6 +612,9 @@ def _local_access(b, inst, af, es, n, ws, rs):
 @decoder("st")
 def _d_st(b, inst):
     mods = inst.mods
+    if "async" in mods:      # clusters: st.async ... .mbarrier::complete_tx (remote store + tx) is not modelled
+        raise b.fault_decode(inst, "st.async (remote store with mbarrier complete_tx) is not supported",
+                             hint="st.shared::cluster followed by a remote mbarrier.arrive")
     space = _space(mods)
     t = _main_type(inst)
     es = SIZE[t]
@@ -568,17 +629,19 @@ def _d_st(b, inst):
         S = b.S
         svw = _View(b.smem)
 
+        is_cl = "shared::cluster" in mods       # DSM payload (cluster parts)
+
         def h(act, full):
             idx = b.active_idx(act, full)
             addrs = af(idx)
-            fl, addrs = _shared_flat(b, inst, idx, addrs, width)
+            fl, addrs, sl, rem = _shared_flat(b, inst, idx, addrs, width, True)
             base = fl // width
             if n == 1:
                 svw.wide(width)[base] = rs[0](idx)
             else:
                 svw.scatter(width, base, np.stack([r(idx) for r in rs], axis=1))
             if trace:
-                b.pay = smem_payload(b, idx, addrs, width)
+                b.pay = dsm_payload(b, idx, addrs, width, sl, rem) if is_cl else smem_payload(b, idx, addrs, width)
         return h
     if space == "local":
         return _local_access(b, inst, af, es, n, None, rs)
@@ -605,6 +668,9 @@ def _d_st(b, inst):
 @decoder("atom", "red")
 def _d_atom(b, inst):
     mods = inst.mods
+    if "async" in mods:      # clusters: red.async ... .mbarrier::complete_tx is not modelled
+        raise b.fault_decode(inst, "red.async (remote reduction with mbarrier complete_tx) is not supported",
+                             hint="red.shared::cluster followed by a remote mbarrier.arrive")
     space = _space(mods)
     t = _main_type(inst)
     es = SIZE[t]
@@ -655,11 +721,14 @@ def _d_atom(b, inst):
         if opn == "dec":
             return np.where((old == 0) | (old > v), v, old - 1).astype(dt)
 
+    is_cl = "shared::cluster" in mods       # DSM payload (cluster parts)
+
     def h(act, full):
         idx = b.active_idx(act, full)
         addrs = af(idx)
+        sl = rem = None
         if space == "shared":
-            fl, addrs = _shared_flat(b, inst, idx, addrs, es)
+            fl, addrs, sl, rem = _shared_flat(b, inst, idx, addrs, es, True)
             buf = b.smem
         else:
             _gcheck(b, inst, idx, addrs, es)
@@ -667,7 +736,7 @@ def _d_atom(b, inst):
             fl = addrs - GLOBAL_BASE
         if nv > 1:
             if space == "shared":
-                _shared_flat(b, inst, idx, addrs + (nv - 1) * es, es)
+                _scheck(b, inst, idx, addrs + (nv - 1) * es, es)
             else:
                 _gcheck(b, inst, idx, addrs, es * nv)
         view = buf[: (buf.size // es) * es].view(_UT[es]).view(dt)
@@ -689,7 +758,8 @@ def _d_atom(b, inst):
                 wdsts[j](idx, old.view(_UT[es]))
         if trace:
             w = es * nv
-            b.pay = (smem_payload(b, idx, addrs, w) if space == "shared" else gmem_payload(b, idx, addrs, w))
+            b.pay = ((dsm_payload(b, idx, addrs, w, sl, rem) if is_cl else smem_payload(b, idx, addrs, w))
+                     if space == "shared" else gmem_payload(b, idx, addrs, w))
     return h
 
 
@@ -989,6 +1059,11 @@ def _key(b, idx, addrs):
     return (b.ctas[b.lane_cta[idx]] << 32) | addrs
 
 
+def _key_slots(b, slots, addrs):
+    """mbarrier key of the barrier at CTA-local ``addrs`` of the CTAs in batch ``slots`` (remote arrives)."""
+    return (b.ctas[slots] << 32) | addrs
+
+
 def mbar_complete_tx(b, cta_slots, addrs, nbytes):
     for a in np.unique(addrs):
         sel = addrs == a
@@ -1076,7 +1151,7 @@ def _d_mbar_arrive(b, inst):
                 b.pay = np.zeros((b.W, 4), np.int64)
             return
         addrs = af(idx)
-        slots = b.lane_cta[idx]
+        slots, addrs, _rem = _cluster_slots(b, inst, idx, addrs)   # remote arrive: shared::cluster address
         x = None
         if extra is not None:
             e = np.asarray(_get(extra))
@@ -1108,7 +1183,7 @@ def _d_mbar_arrive(b, inst):
             wi = idx >> 5
             if expect and x is not None:
                 pay[:, 0] = np.bincount(wi, weights=x, minlength=b.W)[:b.W].astype(np.int64)
-            pay[:, 1] = b.warp_first(idx, _key(b, idx, addrs))
+            pay[:, 1] = b.warp_first(idx, _key_slots(b, slots, addrs))
             pay[:, 2] = np.bincount(wi, minlength=b.W)[:b.W] if arrives else 0
             b.pay = pay
     return h
@@ -1129,7 +1204,7 @@ def _d_mbar_wait(b, inst):
     def h(act, full):
         idx = b.active_idx(act, full)
         addrs = af(idx)
-        slots = b.lane_cta[idx]
+        slots, addrs, _rem = _cluster_slots(b, inst, idx, addrs)
         pv = np.asarray(_get(ph))
         p = (pv[idx] if pv.ndim else np.full(len(idx), int(pv))).astype(np.int64)
         done = np.zeros(len(idx), np.int64)
@@ -1151,7 +1226,7 @@ def _d_mbar_wait(b, inst):
         if trace:
             pay = np.zeros((b.W, 4), np.int64)
             pay[:, 0] = b.warp_first(idx, awaited)
-            pay[:, 1] = b.warp_first(idx, _key(b, idx, addrs))
+            pay[:, 1] = b.warp_first(idx, _key_slots(b, slots, addrs))
             if hint_v is not None:
                 hv = np.asarray(_get(hint_v)).astype(np.int64)
                 pay[:, 2] = b.warp_first(idx, hv[idx]) if hv.ndim else int(hv)
@@ -1313,6 +1388,14 @@ def _d_tma(b, inst):
     mb_f = _mbar_addr_fn(b, ops[2], inst) if len(ops) > 2 and isinstance(ops[2], Addr) else None
     trace = b.ex.want_trace
     S = b.S
+    # ---- clusters: .multicast::cluster writes the box into every CTA of ctaMask (same CTA-local offsets of the
+    # destination and the mbarrier), one L2 read (PTX ISA §9.7.9.25.5.1); payload a2 bits 40+ = ctaMask
+    mcast = "multicast::cluster" in mods
+    mask_v = None
+    if mcast:
+        if mb_f is None or len(ops) < 4:
+            raise b.fault_decode(inst, "multicast::cluster needs [mbar] and a ctaMask operand")
+        mask_v = b.val(ops[3], "b16", inst)
 
     def h(act, full):
         idx = b.active_idx(act, full)
@@ -1325,6 +1408,21 @@ def _d_tma(b, inst):
         dst = dst_f(idx)
         tms, coords, slots = _tma_lane_operands(b, idx, tm_reg, tm_const, coord_vals)
         mba = mb_f(idx) if mb_f is not None else None
+        # destination CTA(s): a shared::cluster address names one CTA of the cluster; multicast: every CTA of ctaMask
+        dslot, dst, _r = _cluster_slots(b, inst, idx, dst)
+        mslot = None
+        if mba is not None:
+            mslot, mba, _r = _cluster_slots(b, inst, idx, mba)
+        rep = None
+        if mcast:
+            mv = np.asarray(_get(mask_v))
+            cmask = (mv[idx] if mv.ndim else np.full(len(idx), int(mv))).astype(np.int64) & 0xFFFF
+            if (cmask >> b.csize).any():
+                k = np.flatnonzero(cmask >> b.csize)
+                raise _fault(b, inst, f"ctaMask {int(cmask[k[0]]):#x} names CTAs outside the cluster of {b.csize}",
+                             lanes=idx[k], hint="ctaMask bits below %cluster_nctarank")
+            bits = (cmask[:, None] >> np.arange(b.csize)) & 1            # (lanes, ranks)
+            rep = bits.sum(axis=1)
         for tv in np.unique(tms):
             sel = tms == tv
             tm = _tmap_of(b, tv, inst, idx[sel])
@@ -1332,27 +1430,38 @@ def _d_tma(b, inst):
             d2 = dst[sel]
             _scheck(b, inst, i2, d2, tm.box_bytes)
             nb = tm.box_bytes
-            fl = slots[sel] * S + d2
+            fl = dslot[sel] * S + d2
+            if mcast:     # one image per destination CTA of the mask
+                base = slots[sel] - slots[sel] % b.csize
+                rk = np.nonzero(bits[sel])
+                fl_m = (base[rk[0]] + rk[1]) * S + d2[rk[0]]
             fast = _fast_tma_load(b, tm, coords[sel], d2) if b.ex.fast_tma else None
             if fast is not None:
                 img64, inb, secs = fast
                 sectors, opi = secs if secs is not None else (np.zeros(0, np.int64), np.zeros(0, np.int64))
                 sectors = sectors + (GLOBAL_BASE >> 5)
+                if mcast:
+                    img64, fl = img64[rk[0]], fl_m
                 if not (fl % 8).any():
                     sv = b.smem[: (b.smem.size // 8) * 8].view(np.uint64)
                     sv[(fl // 8)[:, None] + np.arange(nb // 8)] = img64
                 else:
-                    b.smem[fl[:, None] + np.arange(nb)] = img64.view(np.uint8).reshape(len(i2), nb)
+                    b.smem[fl[:, None] + np.arange(nb)] = img64.view(np.uint8).reshape(len(fl), nb)
             else:
                 images, inb, sectors, opi = tma_ops.tma_load(b.ex.mem.data, GLOBAL_BASE, tm, coords[sel],
                                                             smem_addrs=d2, with_op_index=True)
+                if mcast:
+                    images, fl = images[rk[0]], fl_m
                 if nb % 8 == 0 and not (fl % 8).any():
                     sv = b.smem[: (b.smem.size // 8) * 8].view(np.uint64)
-                    sv[(fl // 8)[:, None] + np.arange(nb // 8)] = images.view(np.uint64).reshape(len(i2), nb // 8)
+                    sv[(fl // 8)[:, None] + np.arange(nb // 8)] = images.view(np.uint64).reshape(len(fl), nb // 8)
                 else:
                     b.smem[fl[:, None] + np.arange(nb)] = images
             if mba is not None:
-                mbar_complete_tx(b, slots[sel], mba[sel], np.full(len(i2), nb, np.int64))
+                if mcast:
+                    mbar_complete_tx(b, base[rk[0]] + rk[1], mba[sel][rk[0]], np.full(len(rk[0]), nb, np.int64))
+                else:
+                    mbar_complete_tx(b, mslot[sel], mba[sel], np.full(len(i2), nb, np.int64))
             if trace:
                 newb = np.zeros(len(i2), np.int64)
                 touched = b.ex.touched
@@ -1372,9 +1481,11 @@ def _d_tma(b, inst):
                 np.add.at(pay[:, 2], wi, newb)
                 np.add.at(pay[:, 3], wi, inb + (tma_ops.box_key(tms[sel], coords[sel]) << tma_ops.BOX_KEY_SHIFT))
                 if mba is not None:
-                    pay[wi, 1] = _key(b, i2, mba[sel])
+                    pay[wi, 1] = _key_slots(b, mslot[sel], mba[sel])
                 else:
                     pay[wi, 1] = -1
+                if mcast:
+                    pay[wi, 2] |= cmask[sel] << 40
         b.pay = pay
     return h
 
@@ -1449,8 +1560,13 @@ def _d_bulk(b, inst):
     mb_f = _mbar_addr_fn(b, ops[3], inst) if len(ops) > 3 and isinstance(ops[3], Addr) else None
     trace = b.ex.want_trace
     S = b.S
+    if not store and "global" not in inst.mods and "shared::cta" in inst.mods:
+        return _bulk_s2s(b, inst, dst_f, src_f, size, mb_f)
     if not store and "global" not in inst.mods:
-        raise b.fault_decode(inst, "only global<->shared cp.async.bulk is supported")
+        raise b.fault_decode(inst, "only global<->shared and shared::cta->shared::cluster cp.async.bulk are supported")
+    if "multicast::cluster" in inst.mods:
+        raise b.fault_decode(inst, "non-tensor cp.async.bulk .multicast::cluster is not supported",
+                             hint="cp.async.bulk.tensor ... .multicast::cluster (TMA multicast)")
 
     def h(act, full):
         idx = b.active_idx(act, full)
@@ -1495,6 +1611,60 @@ def _d_bulk(b, inst):
             mbar_complete_tx(b, slots, mba, n)
             if trace:
                 pay[idx >> 5, 1] = _key(b, idx, mba)
+        b.pay = pay
+    return h
+
+
+# ---- clusters: cp.async.bulk.shared::cluster.shared::cta (PTX ISA §9.7.9.25.4.1) --------------------------
+def _bulk_s2s(b, inst, dst_f, src_f, size, mb_f):
+    """``cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]``: copy
+    ``size`` bytes of the issuing CTA's shared memory into a CTA of its cluster (``dst`` a shared::cluster address),
+    then complete_tx(size) on ``mbar``, which lives in the destination CTA. Payload (Kind TMA_LOAD, lowered to
+    OP_DSM_COPY): a0 bytes, a1 mbarrier key (of the destination CTA), a2 0, a3 0."""
+    if mb_f is None:
+        raise b.fault_decode(inst, "shared::cta -> shared::cluster cp.async.bulk needs an [mbar] operand")
+    trace = b.ex.want_trace
+    S = b.S
+
+    def h(act, full):
+        idx = b.active_idx(act, full)
+        pay = np.zeros((b.W, 4), np.int64) if trace else None
+        if trace:
+            pay[:, 1] = -1
+        if not len(idx):
+            b.pay = pay
+            return
+        sz = np.asarray(_get(size))
+        n = (sz[idx] if sz.ndim else np.full(len(idx), int(sz))).astype(np.int64)
+        dslot, dst, _r = _cluster_slots(b, inst, idx, dst_f(idx))
+        src = src_f(idx)
+        own = b.lane_cta[idx]
+        sslot, src, _r = _cluster_slots(b, inst, idx, src)
+        if (sslot != own).any():
+            k = np.flatnonzero(sslot != own)
+            raise _fault(b, inst, "the source of a shared::cta -> shared::cluster bulk copy is another CTA's memory",
+                         lanes=idx[k], addrs=src[k], hint="a CTA-local (shared::cta) source address")
+        mslot, mba, _r = _cluster_slots(b, inst, idx, mb_f(idx))
+        if (mslot != dslot).any():
+            k = np.flatnonzero(mslot != dslot)
+            raise _fault(b, inst, "the mbarrier of a shared::cluster bulk copy is not in the destination CTA",
+                         lanes=idx[k], addrs=mba[k], hint="mapa the mbarrier to the same rank as the destination")
+        bad = (n % 16 != 0) | (dst % 16 != 0) | (src % 16 != 0)
+        if bad.any():
+            k = np.flatnonzero(bad)
+            raise _fault(b, inst, "cp.async.bulk addresses and size must be multiples of 16 bytes", lanes=idx[k],
+                         addrs=dst[k])
+        for k in range(len(idx)):
+            nb = int(n[k])
+            _scheck(b, inst, idx[k:k + 1], src[k:k + 1], nb)
+            _scheck(b, inst, idx[k:k + 1], dst[k:k + 1], nb)
+            so, do = int(own[k]) * S + int(src[k]), int(dslot[k]) * S + int(dst[k])
+            b.smem[do:do + nb] = b.smem[so:so + nb].copy()
+            if trace:
+                pay[int(idx[k]) >> 5, 0] += nb
+        mbar_complete_tx(b, mslot, mba, n)
+        if trace:
+            pay[idx >> 5, 1] = _key_slots(b, mslot, mba)
         b.pay = pay
     return h
 

@@ -8,6 +8,7 @@ import numpy as np
 from ...core.errors import PTXError, RecordError, SimulationError, UserError
 from ..ptx.isa import Kind
 from ..ptx.model import Imm, Label
+from .cluster import ClusterBarrier, cluster_order, cluster_shape
 from .executor import Batch
 from .l1model import L1PerCta
 from .l2model import L2Residency
@@ -61,11 +62,9 @@ class _Exec:
         self.grid = tuple(record.grid)
         self.block = tuple(record.block)
         self.tpc = int(np.prod(self.block))
-        self.cluster = tuple(int(c) for c in (getattr(record, "cluster", None) or (1, 1, 1)))
-        if self.cluster[1] != 1 or self.cluster[2] != 1 or self.grid[0] % self.cluster[0]:
-            raise SimulationError(f"cluster shape {list(self.cluster)} is not supported functionally",
-                                  location=str(getattr(record, "name", "record")),
-                                  hint="clusters along x only ([n, 1, 1]) with grid.x a multiple of n")
+        # ---- clusters (cluster.py): shape from the record / .reqnctapercluster; batches hold whole clusters
+        self.cluster = cluster_shape(record, program)
+        self.csize = self.cluster[0] * self.cluster[1] * self.cluster[2]
         self.wpc = (self.tpc + 31) // 32
         smem = program.dynamic_smem_offset + int(record.shared_bytes or 0)
         smem = max(smem, program.static_shared_bytes)
@@ -146,13 +145,14 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                max_wall_seconds=max_wall_seconds, max_trace_bytes=max_trace_bytes, t_start=t0)
     n_ctas = int(np.prod(ex.grid))
     lpc = ex.wpc * 32
-    cx = ex.cluster[0]
-    per = max(cx, (max(1, int(max_lanes) // lpc) // cx) * cx)     # whole clusters per batch
+    cs = ex.csize
+    per = max(cs, (max(1, int(max_lanes) // lpc) // cs) * cs)     # whole clusters per batch
+    order = cluster_order(ex.grid, ex.cluster)                    # cluster after cluster, CTAs by rank
     total_wi = 0
     steps = 0
     with np.errstate(all="ignore"):
         for s in range(0, n_ctas, per):
-            ctas = np.arange(s, min(n_ctas, s + per), dtype=np.int64)
+            ctas = order[s:s + per]
             b = Batch(ex, ctas)
             wi, st = _run_batch(ex, b, steps)
             total_wi += wi
@@ -165,6 +165,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
         trace = KernelTrace(program, ex.grid, ex.block, ex.batches, ex.dram_read_sectors * 32,
                             dram_write_bytes=ex.touched.dram_write_bytes())
         trace.write_back_ratio = ex.touched.write_back_ratio()
+        trace.cluster = ex.cluster          # clusters: the timing pass places and connects whole clusters
     return FunctionalResult(mem.outputs(), trace, total_wi, steps, time.perf_counter() - t0, mem)
 
 
@@ -219,7 +220,7 @@ def _run_batch(ex, b: Batch, steps0: int):
     # every waiting lane moves on.
     bar_id, bar_cnt = {}, {}
     for i, ins in enumerate(insts):
-        if kinds[i] == K_BAR:
+        if kinds[i] == K_BAR and not ins.opcode.startswith("barrier.cluster"):
             ops = ins.operands
             bar_id[i] = int(ops[0].value) if ops and isinstance(ops[0], Imm) else (None if ops else 0)
             bar_cnt[i] = int(ops[1].value) if len(ops) > 1 and isinstance(ops[1], Imm) else None
@@ -231,6 +232,8 @@ def _run_batch(ex, b: Batch, steps0: int):
     lpc = b.lpc
     n_cta = L // lpc
     arrivals: dict = {}      # (barrier id) -> (n_cta,) threads that arrived without waiting (bar.arrive)
+    cbar = ClusterBarrier(n_cta, lpc, ex.csize)   # barrier.cluster.arrive / wait (cluster.py)
+    cblocked: dict = {}      # pc of a barrier.cluster.wait -> lanes waiting there
 
     def warp_threads(m):
         """(n_cta,) threads of whole warps with a lane in mask m."""
@@ -280,6 +283,24 @@ def _run_batch(ex, b: Batch, steps0: int):
                     blocked = {}
             continue
         if not groups:
+            if cblocked:      # clusters whose every live thread arrived move past barrier.cluster.wait
+                waiting = np.zeros(L, dtype=bool)
+                for m_ in cblocked.values():
+                    waiting |= m_
+                go_all = cbar.release(waiting, live)       # one phase of the cluster barrier, whatever the wait pc
+                moved = bool(go_all.any())
+                for pc_ in sorted(cblocked) if moved else ():
+                    go = cblocked[pc_] & go_all
+                    if go.any():
+                        groups[pc_ + 1] = groups[pc_ + 1] | go if pc_ + 1 in groups else go
+                        rest = cblocked[pc_] & ~go
+                        if rest.any():
+                            cblocked[pc_] = rest
+                        else:
+                            del cblocked[pc_]
+                if moved:
+                    progress = 1
+                    continue
             if spinning and progress:
                 for pc_, m in spinning.items():
                     groups[pc_] = groups[pc_] | m if pc_ in groups else m
@@ -310,6 +331,13 @@ def _run_batch(ex, b: Batch, steps0: int):
                     f"deadlock: {int(sum(m.sum() for m in spinning.values()))} threads poll an mbarrier whose "
                     f"phase never completes (pc {pcs[0]}: {inst.text})", location=prog.location(pcs[0]),
                     hint="every awaited phase needs its arrivals and transaction bytes")
+            if cblocked:
+                pcs = sorted(cblocked)
+                raise SimulationError(
+                    f"deadlock: {int(sum(m.sum() for m in cblocked.values()))} threads wait at barrier.cluster.wait "
+                    f"for threads of their cluster that never arrive (pc {pcs[0]}: {insts[pcs[0]].text})",
+                    location=prog.location(pcs[0]),
+                    hint="every non-exited thread of every CTA of the cluster executes barrier.cluster.arrive")
             break
         pc = min(groups)
         act = groups.pop(pc)
@@ -408,8 +436,15 @@ def _run_batch(ex, b: Batch, steps0: int):
                 continue
             if k == K_BAR:
                 op = insts[pc].opcode
-                if op in ("bar.arrive", "barrier.arrive", "barrier.cluster.arrive"):
-                    if named and op != "barrier.cluster.arrive":
+                if op == "barrier.cluster.arrive":
+                    cbar.arrive(eff)
+                    pc += 1
+                    continue
+                if op == "barrier.cluster.wait":
+                    cblocked[pc] = cblocked[pc] | act if pc in cblocked else act
+                    break
+                if op in ("bar.arrive", "barrier.arrive"):
+                    if named:
                         bid = bar_id[pc]
                         arrivals[bid] = arrivals.get(bid, np.zeros(n_cta, np.int64)) + warp_threads(eff)
                     pc += 1

@@ -116,6 +116,9 @@ class Program:
     maxnreg: int | None = None
     reqntid: tuple | None = None
     maxntid: tuple | None = None
+    reqnctapercluster: tuple | None = None   # clusters: .reqnctapercluster X, Y, Z (padded to 3 dimensions)
+    explicitcluster: bool = False            # .explicitcluster: must be launched as a cluster
+    maxclusterrank: int | None = None        # .maxclusterrank N
     static_shared_bytes: int = 0
     shared_vars: dict = field(default_factory=dict)   # name -> SharedVar
     dynamic_smem_offset: int = 0                       # where extern shared starts (after static)

@@ -265,6 +265,7 @@ class _Parser:
         name = name_t.text
         params = self.parse_param_list() if self.peek().text == "(" else []
         maxnreg = reqntid = maxntid = None
+        cluster_dirs = {}       # clusters: .reqnctapercluster X, Y, Z / .explicitcluster / .maxclusterrank N
         while self.peek().text.startswith(".") and self.peek().text != ".section":
             d = self.next().text
             vals = []
@@ -280,6 +281,14 @@ class _Parser:
                 maxntid = tuple(vals)
             elif d == ".noreturn":
                 pass
+            elif d == ".reqnctapercluster":
+                if not 1 <= len(vals) <= 3 or min(vals) < 1:
+                    self.err(".reqnctapercluster needs 1 to 3 positive dimensions", self.toks[self.i - 1])
+                cluster_dirs["reqnctapercluster"] = tuple(vals) + (1,) * (3 - len(vals))
+            elif d == ".explicitcluster":
+                cluster_dirs["explicitcluster"] = True
+            elif d == ".maxclusterrank":
+                cluster_dirs["maxclusterrank"] = vals[0] if vals else None
         if self.peek().text == ";":     # prototype only
             self.next()
             return None
@@ -297,6 +306,8 @@ class _Parser:
         prog = body.finish()
         _check_operand_widths(prog)
         prog.maxnreg, prog.reqntid, prog.maxntid = maxnreg, reqntid, maxntid
+        for k, v in cluster_dirs.items():
+            setattr(prog, k, v)
         prog.param_bytes = off
         return prog if not is_extern else None
 
