@@ -140,6 +140,9 @@ class _View:
                                  threads_per_cta=trace.threads_per_cta, stream_of=trace.warp_stream,
                                  scheduler=self.sched, mem=mem, smem=smem, tma=tma, mbar=mbar, tc=tc,
                                  max_cycles=ctx.max_cycles, groups_of=self.groups, merge_subpartitions=ctx.merge)
+        from warpgraph.runner.timing import _attach_clusters
+
+        _attach_clusters(self.core, self.sched, trace, spec, machine, ctx.record)   # the view's DSM fabric
         eng.report = self.core.stuck_report
         self.core.start()
 
@@ -490,8 +493,8 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     """Replay ``trace`` on ``spec`` as the GPC views of the module docstring, in ``jobs`` processes."""
     from warpgraph.components.cta_scheduler import CtaScheduler
     from warpgraph.runner.machine import build_machine
-    from warpgraph.runner.timing import (BundleBuilder, TimingOutcome, _component_stats, _outcome, build_units,
-                                         core_config, lower, sget, sm_occupancy)
+    from warpgraph.runner.timing import (BundleBuilder, _component_stats, _outcome, build_units, core_config, lower,
+                                         place_clusters, sget, sm_occupancy)
 
     t_wall = time.perf_counter()
     jobs = int(jobs)
@@ -524,11 +527,16 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     view_of = {sm: v for v, sms in enumerate(views) for sm in sms}
     cta_cls = machine.cta_scheduler_class
     sched = cta_cls.standalone(trace.n_ctas, cfg.n_sms, occ.ctas_per_sm, launch_latency_cycles=cfg.launch_latency)
+    shape = tuple(getattr(trace, "cluster", None) or (1, 1, 1))
+    if shape != (1, 1, 1) and granularity == "cpc":
+        raise UserError(f"a launch of clusters {list(shape)} cannot be timed as CPC views (a cluster's DSM traffic "
+                        "crosses them)", location="timing.partition", hint="timing.partition=gpc")
+    place_clusters(sched, trace, spec, record, cfg.n_sms)
     first = list(sched.initial())
     groups = BundleBuilder(trace, tables, bundle)
     probe = [0, trace.n_ctas - 1] if trace.n_ctas > 1 else [0]
     merge = groups.balanced(cfg.subpartitions, probe)
-    ctx = _Ctx(spec=spec, views=views, granularity=granularity, trace=trace, tables=tables, cfg=cfg, bundle=bundle, merge=merge,
+    ctx = _Ctx(spec=spec, views=views, granularity=granularity, record=record, trace=trace, tables=tables, cfg=cfg, bundle=bundle, merge=merge,
                first_wave=first, core_cls=machine.sm_class, max_cycles=max_cycles,
                sm_mhz=float(sget(spec, "clocks.sm_mhz", 1755.0)),
                write_back_ratio=float(getattr(trace, "write_back_ratio", 1.0)))
@@ -604,8 +612,11 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
             launches: dict = {}
             for t, sm, _k in rets:
                 c = sched.on_retire(sm)
-                if c is not None:
-                    launches.setdefault(view_of[sm], []).append((c, sm, t + ll))
+                if c is None:
+                    continue
+                # one CTA for this SM, or (clusters) the (cta, sm) pairs of the clusters that now fit
+                for cta, s_ in ([(c, sm)] if isinstance(c, int) else c):
+                    launches.setdefault(view_of[s_], []).append((cta, s_, t + ll))
             if on_progress is not None and rets:
                 on_progress(done, n_ctas, (k + 1) * W)
             quiet = nxt is None and not launches and not prev_launches

@@ -597,9 +597,19 @@ def _attach_clusters(core, sched, trace, spec, machine, record) -> None:
     members = cluster_members(trace.grid, shape) if shape != (1, 1, 1) else []
     lat = int(sget(spec, "fabric.cluster_barrier_latency_cycles", 0))
     core.attach_clusters(members, dsm, lat)
+    place_clusters(sched, trace, spec, record, core.cfg.n_sms)
+
+
+def place_clusters(sched, trace, spec, record, n_sms: int) -> None:
+    """Give the CTA scheduler the launch's clusters (whole clusters in one GPC; refuses what cannot fit)."""
+    from warpgraph.components.structural import gpc_of_sms
+    from warpgraph.workloads.functional.cluster import cluster_members
+
+    shape = tuple(getattr(trace, "cluster", None) or (1, 1, 1))
+    members = cluster_members(trace.grid, shape) if shape != (1, 1, 1) else []
     if members and hasattr(sched, "set_clusters"):
         fab = getattr(spec, "fabric", None)
-        gpc = gpc_of_sms(fab, core.cfg.n_sms) if fab is not None else [0] * core.cfg.n_sms
+        gpc = gpc_of_sms(fab, n_sms) if fab is not None else [0] * n_sms
         npc = bool(getattr(record, "non_portable_cluster_size", False))
         mx = int(sget(spec, "fabric.max_cluster_size" if npc else "fabric.max_portable_cluster_size", 16 if npc else 8))
         sched.set_clusters(members, gpc, max_cluster_size=mx,

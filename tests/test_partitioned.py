@@ -104,3 +104,14 @@ def test_one_view_is_the_single_engine_model():
     one = wg.simulate(rec, "h200").metrics["cycles"]
     gpu = wg.simulate(rec, "h200", jobs=1, overrides={"timing.partition": "gpu"}).metrics["cycles"]
     assert abs(gpu - one) <= 0.005 * one
+
+
+def test_clusters_run_inside_their_gpc_view():
+    rec = resolve_record("microbench/dsm_bw_remote_load")
+    a = wg.simulate(rec, "h200", jobs=1)
+    b = wg.simulate(rec, "h200", jobs=2)
+    assert _frame(a).equals(_frame(b))
+    assert a.metrics["cycles"] == wg.simulate(rec, "h200", jobs=1,
+                                              overrides={"timing.partition": "gpu"}).metrics["cycles"]
+    with pytest.raises(UserError, match="CPC views"):
+        wg.simulate(rec, "h200", jobs=1, overrides={"timing.partition": "cpc"})
