@@ -1,0 +1,163 @@
+"""Trace cache (runner/trace_cache.py): timing overrides reuse one functional pass with identical results; every
+input of the functional pass (record content, L1 / L2 capacities, code version, mode) changes the key."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import pytest
+
+import warpgraph
+from warpgraph.runner import trace_cache as tc
+from warpgraph.workloads.scale import small_variant
+
+ROOT = Path(__file__).resolve().parent.parent
+ATTN = ROOT / "workloads" / "records" / "h200" / "attn_B4_H16_S1024_D64_causal0"
+#: a timing field (changes cycles, not the trace) and a trace-relevant one (the L2 capacity the functional
+#: pass's residency model uses)
+TIMING = {"hbm.latency_cycles": 800}
+TRACE_RELEVANT = {"l2.reuse_capacity_bytes": 1 << 20}
+
+
+@pytest.fixture(scope="module")
+def rec():
+    return small_variant(warpgraph.load_record(ATTN))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memory():
+    tc.clear_memory()
+    yield
+    tc.clear_memory()
+
+
+def _same(a, b):
+    """Same simulated results: cycles, instructions and every statistic but the wall-clock ones."""
+    assert a.metrics["cycles"] == b.metrics["cycles"]
+    assert a.metrics["warp_instructions"] == b.metrics["warp_instructions"]
+    fa, fb = (r.stats[~r.stats["stat"].str.contains("wall")].reset_index(drop=True) for r in (a, b))
+    assert len(fa) > 100 and fa.equals(fb)
+
+
+def test_timing_override_hits_and_matches_an_uncached_run(rec, tmp_path):
+    ref = warpgraph.simulate(rec, "h200", overrides=TIMING, trace_cache=False)
+    assert ref.metrics["trace_cache"] == "off"
+    first = warpgraph.simulate(rec, "h200", trace_cache=tmp_path)
+    assert first.metrics["trace_cache"] == "miss"
+    hit = warpgraph.simulate(rec, "h200", overrides=TIMING, trace_cache=tmp_path)
+    assert hit.metrics["trace_cache"] == "hit"
+    assert hit.metrics["cycles"] != first.metrics["cycles"]      # the override does change the timing
+    _same(hit, ref)
+
+
+def test_trace_relevant_fields_miss(rec, tmp_path):
+    warpgraph.simulate(rec, "h200", trace_cache=tmp_path)
+    r = warpgraph.simulate(rec, "h200", overrides=TRACE_RELEVANT, trace_cache=tmp_path)
+    assert r.metrics["trace_cache"] == "miss"
+    # the per-CTA L1 capacity comes from the unified L1/shared array and the occupancy
+    r = warpgraph.simulate(rec, "h200", overrides={"sm.unified_l1_shared_bytes": 245_760}, trace_cache=tmp_path)
+    assert r.metrics["trace_cache"] == "miss"
+    r = warpgraph.simulate(rec, "h200", mode="sampled", sample=1, trace_cache=tmp_path)
+    assert r.metrics["trace_cache"] == "miss"      # the mode / sample is part of the key
+    assert len(list(tmp_path.glob("*.npz"))) == 4
+
+
+def test_disk_level_serves_a_new_process_state(rec, tmp_path):
+    a = warpgraph.simulate(rec, "h200", overrides=TIMING, trace_cache=tmp_path)
+    assert a.metrics["trace_cache"] == "miss"
+    tc.clear_memory()                               # as a fresh worker process would start
+    b = warpgraph.simulate(rec, "h200", overrides=TIMING, trace_cache=tmp_path)
+    assert b.metrics["trace_cache"] == "hit"
+    _same(a, b)
+
+
+def test_record_content_and_code_version_are_in_the_key(rec, tmp_path, monkeypatch):
+    warpgraph.simulate(rec, "h200", trace_cache=tmp_path)
+    from warpgraph.workloads.record import LaunchRecord
+
+    def variant(init=None, ptx=None):
+        d = rec.model_dump(mode="json")
+        if init is not None:
+            d["buffers"][next(iter(d["buffers"]))]["init"] = init
+        r = LaunchRecord.model_validate(d)
+        r._ptx_text = ptx if ptx is not None else rec.ptx_text()
+        return r
+
+    assert tc.trace_key(variant(), seed=0) == tc.trace_key(rec, seed=0)
+    assert tc.trace_key(variant(init={"normal": 0.25}), seed=0) != tc.trace_key(rec, seed=0)
+    assert tc.trace_key(variant(ptx=rec.ptx_text() + "\n// edited\n"), seed=0) != tc.trace_key(rec, seed=0)
+    assert tc.trace_key(rec, seed=1) != tc.trace_key(rec, seed=0)
+    k0 = tc.trace_key(rec, seed=0)
+    monkeypatch.setattr(tc, "_code_version", "another-executor")
+    assert tc.trace_key(rec, seed=0) != k0
+    r = warpgraph.simulate(rec, "h200", trace_cache=tmp_path)
+    assert r.metrics["trace_cache"] == "miss"
+
+
+def test_corrupt_file_recomputes_with_a_warning(rec, tmp_path):
+    a = warpgraph.simulate(rec, "h200", trace_cache=tmp_path)
+    (f,) = tmp_path.glob("*.npz")
+    f.write_bytes(b"not a trace")
+    tc.clear_memory()
+    with pytest.warns(RuntimeWarning, match="unreadable"):
+        b = warpgraph.simulate(rec, "h200", trace_cache=tmp_path)
+    assert b.metrics["trace_cache"] == "miss"
+    _same(a, b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tc.clear_memory()
+        assert warpgraph.simulate(rec, "h200", trace_cache=tmp_path).metrics["trace_cache"] == "hit"
+
+
+def test_off_when_disabled_or_outputs_or_budgets(rec, tmp_path):
+    assert warpgraph.simulate(rec, "h200", trace_cache=False).metrics["trace_cache"] == "off"
+    assert warpgraph.simulate(rec, "h200", trace_cache=tmp_path, want_outputs=True).metrics["trace_cache"] == "off"
+    assert warpgraph.simulate(rec, "h200", trace_cache=tmp_path, max_steps=10**6).metrics["trace_cache"] == "off"
+    assert not list(tmp_path.glob("*.npz"))
+    r = warpgraph.simulate(rec, "h200", trace_cache="memory")
+    assert r.metrics["trace_cache"] == "miss" and warpgraph.simulate(rec, "h200", trace_cache="memory").metrics[
+        "trace_cache"] == "hit"
+
+
+def test_env_folder_and_off(monkeypatch, tmp_path):
+    monkeypatch.setenv("WARPGRAPH_CACHE", str(tmp_path / "c"))
+    assert tc.resolve_dir() == tmp_path / "c"
+    monkeypatch.setenv("WARPGRAPH_CACHE", "off")
+    assert tc.resolve_dir() is None
+    assert tc.resolve_dir(tmp_path) == tmp_path
+    assert tc.resolve_dir(False) is None
+
+
+def test_disk_size_is_bounded(rec, tmp_path, monkeypatch):
+    warpgraph.simulate(rec, "h200", trace_cache=tmp_path)
+    (f,) = tmp_path.glob("*.npz")
+    monkeypatch.setenv("WARPGRAPH_CACHE_MAX_BYTES", str(int(f.stat().st_size * 1.5)))
+    import os
+    import time
+
+    os.utime(f, (time.time() - 100, time.time() - 100))
+    warpgraph.simulate(rec, "h200", overrides=TRACE_RELEVANT, trace_cache=tmp_path)
+    left = list(tmp_path.glob("*.npz"))
+    assert len(left) == 1 and left[0] != f          # the least recently used entry went
+
+
+def test_concurrent_processes_compute_once(rec, tmp_path):
+    """Two processes start on the same missing key at once: the lock lets one compute, the other reads it."""
+    d = tmp_path / "cache"
+    code = textwrap.dedent(f"""
+        import json, sys, warpgraph
+        from warpgraph.workloads.scale import small_variant
+        rec = small_variant(warpgraph.load_record({str(ATTN)!r}))
+        r = warpgraph.simulate(rec, "h200", overrides={json.dumps(TIMING)}, trace_cache={str(d)!r})
+        print(json.dumps([r.metrics["trace_cache"], r.metrics["cycles"]]))
+    """)
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [json.loads(p.communicate(timeout=300)[0].strip().splitlines()[-1]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert sorted(o[0] for o in outs) == ["hit", "miss"]
+    assert outs[0][1] == outs[1][1]
+    assert not list(d.glob("*.tmp"))
