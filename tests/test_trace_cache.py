@@ -161,3 +161,34 @@ def test_concurrent_processes_compute_once(rec, tmp_path):
     assert sorted(o[0] for o in outs) == ["hit", "miss"]
     assert outs[0][1] == outs[1][1]
     assert not list(d.glob("*.tmp"))
+
+
+def test_study_with_two_workers_pays_the_functional_pass_once(rec, tmp_path):
+    """``explore --workers 2`` over a timing parameter: the traces live next to the journal; across all trials
+    of both workers the functional pass ran once (one miss), and ``trace_cache: false`` turns it off."""
+    from warpgraph import explore
+    from warpgraph.explore.spec import load_study
+    from warpgraph.workloads.record import save_record
+
+    save_record(rec, tmp_path / "attn_small")
+    body = textwrap.dedent(f"""\
+        base: h200
+        workloads: [{tmp_path / 'attn_small'}]
+        space:
+          hbm.latency_cycles: [300, 400, 500, 600]
+        objectives: [{{metric: cycles}}]
+        sampler: grid
+        """)
+    (tmp_path / "s.yaml").write_text("name: s\n" + body)
+    st = explore.run_study(load_study(tmp_path / "s.yaml"), workers=2)
+    df = explore.results(st)
+    assert len(df) == 4 and (df.state == "complete").all()
+    states = [t.user_attrs["workloads"]["attn_small"]["trace_cache"] for t in st.get_trials()]
+    assert sorted(states) == ["hit", "hit", "hit", "miss"]
+    assert len(list((tmp_path / "s_out" / "traces").glob("*.npz"))) == 1
+    cycles = sorted(t.user_attrs["metrics"]["cycles"] for t in st.get_trials())
+
+    (tmp_path / "off.yaml").write_text("name: off\ntrace_cache: false\n" + body)
+    st = explore.run_study(load_study(tmp_path / "off.yaml"), workers=1)
+    assert [t.user_attrs["workloads"]["attn_small"]["trace_cache"] for t in st.get_trials()] == ["off"] * 4
+    assert sorted(t.user_attrs["metrics"]["cycles"] for t in st.get_trials()) == cycles
