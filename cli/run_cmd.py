@@ -52,6 +52,9 @@ def run_command(
                                             "error naming the stuck warps."),
     max_wall_seconds: Optional[float] = typer.Option(None, "--max-wall-seconds", help="Functional-pass wall-clock "
                                                      "budget in seconds (default 900; 0 = no limit)."),
+    no_trace_cache: bool = typer.Option(False, "--no-trace-cache", help="Run the functional pass even when a run "
+                                        "with the same record and trace inputs stored its trace "
+                                        "($WARPGRAPH_CACHE, default ~/.cache/warpgraph/traces)."),
 ) -> None:
     """Simulate a launch record on an architecture."""
     from warpgraph.core.errors import UserError
@@ -76,7 +79,7 @@ def run_command(
                        want_outputs=save_outputs is not None, check=check, trace_path=trace,
                        trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
                        record_events=want_events, bundle=False if no_bundle else None, seed=seed, max_steps=max_steps,
-                       max_wall_seconds=max_wall_seconds,
+                       max_wall_seconds=max_wall_seconds, trace_cache=False if no_trace_cache else None,
                        on_phase=lambda name: bar.phase(f"{rec.name} on {arch}: {name}"), on_progress=bar.ctas)
     prov = _provenance(res, rec, arch, set_, seed, mode, record_path)
     if utilization is not None:
