@@ -16,7 +16,8 @@ launch record and the handful of values ``run_functional`` receives. This module
   the first functional pass (workloads/functional/executor.py): ``sm.count`` does not reach the trace;
 * the simulate mode and sample plan (a sampled pass may one day run fewer CTAs);
 * the functional code version: a hash of the sources of ``workloads/functional``, ``workloads/ptx``,
-  ``workloads/memory.py``, ``workloads/record.py`` and this module (an edited executor never reuses old traces).
+  ``workloads/memory.py`` (buffer initialisation), ``workloads/references.py`` (its dtype conversions),
+  ``workloads/record.py`` and this module, and numpy's version (an edited executor never reuses old traces).
 
 Two levels: an in-memory LRU per process (bounded by trace bytes) and an on-disk store (``np.savez`` of the
 trace's arrays, one ``.npz`` per key) shared by processes: default ``~/.cache/warpgraph/traces``,
@@ -55,15 +56,16 @@ _MEM_MAX_ENTRIES = 16
 _ROOT = Path(__file__).resolve().parent.parent
 #: sources whose code decides the functional trace (hashed into every key)
 _CODE_SOURCES = ("workloads/functional", "workloads/ptx", "workloads/memory.py", "workloads/record.py",
-                 "runner/trace_cache.py")
+                 "workloads/references.py", "runner/trace_cache.py")
 _code_version: str | None = None
 
 
 def code_version() -> str:
-    """A hash of the functional pass's source files (computed once per process)."""
+    """A hash of the functional pass's source files and numpy's version (buffer values come from its random
+    generators), computed once per process."""
     global _code_version
     if _code_version is None:
-        h = hashlib.sha256()
+        h = hashlib.sha256(np.__version__.encode())
         for rel in _CODE_SOURCES:
             p = _ROOT / rel
             files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
