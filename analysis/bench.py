@@ -158,8 +158,7 @@ def _run_here(spec: dict, simulate_fn: Callable | None = None) -> dict:
         if jobs is not None:
             if not _accepts(fn, "jobs"):
                 out.update({"status": "skipped", "jobs": jobs, "error": "not supported: simulate() has no "
-                            "per-launch jobs parameter"})
-                out["peak_rss_bytes"] = _peak_rss_bytes()
+                            "per-launch jobs parameter", "peak_rss_bytes": None})
                 return out
             kw["jobs"] = int(jobs)
             out["jobs"] = int(jobs)
@@ -285,7 +284,7 @@ def run_bench(cases: Sequence[str] | None = None, arch: str = "h200", *, quick: 
             _compare_jobs(det, par[str(n)])
         for n in too_many:
             par[str(n)] = {"case": c, "mode": "timing", "jobs": n, "status": "skipped",
-                           "error": f"not run: {n} jobs on a machine with {_cores()} cores", "peak_rss_bytes": None}
+                           "error": f"not run: {n} jobs > {_cores()} cores", "peak_rss_bytes": None}
         smp = run_case(c, arch, "sampled", **kw) if sampled else None
         diff = None
         if (smp and smp.get("status") == "ok" and det.get("status") == "ok" and det.get("cycles")

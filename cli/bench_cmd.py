@@ -47,8 +47,10 @@ def _print(results, info, console) -> None:
                 continue
             if r.get("status") != "ok":
                 tag = "[yellow]skipped[/]" if r.get("status") == "skipped" else "[red]FAILED[/]"
-                msg = " ".join((r.get("error") or "").split())[:70] if r.get("jobs") or r.get("status") != "skipped" \
-                    else ""
+                msg = " ".join((r.get("error") or "").split())
+                if r.get("status") == "skipped":     # the reason in short (in full in the JSON)
+                    msg = (msg if len(msg) <= 28 else msg.split(":")[0]) if r.get("jobs") else ""
+                msg = msg[:70]
                 body.append([escape(e["case"]), mode_key, tag, escape(msg), "", "", "", _mib(r.get("peak_rss_bytes")),
                              "", ""])
                 continue

@@ -55,7 +55,7 @@ def test_simulate_without_per_launch_jobs_is_skipped(monkeypatch):
     assert e["detailed"]["status"] == "ok"
     for n in ("2", "4"):
         assert e["jobs"][n]["status"] == "skipped" and e["jobs"][n]["error"].startswith("not supported")
-    assert e["jobs"]["8"]["status"] == "skipped" and "4 cores" in e["jobs"]["8"]["error"]
+    assert e["jobs"]["8"]["status"] == "skipped" and "> 4 cores" in e["jobs"]["8"]["error"]
     assert calls == [{}]        # **kw is not a jobs parameter: only the detailed run was called
 
 
