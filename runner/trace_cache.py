@@ -235,7 +235,12 @@ def get(key: str, program, cache_dir=None, *, memory: bool = True):
 
 def put(key: str, trace, cache_dir=None, *, memory: bool = True) -> Path | None:
     """Store ``trace`` under ``key`` (memory and, when a disk folder is configured, disk). Returns the file
-    written (None when only the memory level is on or the write failed: the cache never fails a run)."""
+    written (None when only the memory level is on or the write failed: the cache never fails a run). Only a
+    materialised :class:`KernelTrace` is cached (a streamed or partial trace object is not)."""
+    from warpgraph.workloads.functional.trace import KernelTrace
+
+    if type(trace) is not KernelTrace or any(getattr(b, "pc", None) is None for b in trace.batches):
+        return None
     if memory:
         _mem_put(key, trace)
     d = resolve_dir(cache_dir)
@@ -259,9 +264,9 @@ def put(key: str, trace, cache_dir=None, *, memory: bool = True) -> Path | None:
             raise
         _prune(d, limit, keep=key)
         return _path(d, key)
-    except OSError as e:
-        warnings.warn(f"trace cache: could not write {d} ({e}); continuing without it", RuntimeWarning,
-                      stacklevel=2)
+    except Exception as e:  # noqa: BLE001 -- a full disk, a read-only folder: the run goes on without the cache
+        warnings.warn(f"trace cache: could not write {d} ({type(e).__name__}: {e}); continuing without it",
+                      RuntimeWarning, stacklevel=2)
         return None
 
 

@@ -192,3 +192,11 @@ def test_study_with_two_workers_pays_the_functional_pass_once(rec, tmp_path):
     st = explore.run_study(load_study(tmp_path / "off.yaml"), workers=1)
     assert [t.user_attrs["workloads"]["attn_small"]["trace_cache"] for t in st.get_trials()] == ["off"] * 4
     assert sorted(t.user_attrs["metrics"]["cycles"] for t in st.get_trials()) == cycles
+
+
+def test_unwritable_folder_warns_and_the_run_goes_on(rec, tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    with pytest.warns(RuntimeWarning, match="could not write"):
+        r = warpgraph.simulate(rec, "h200", trace_cache=blocker / "traces")
+    assert r.metrics["trace_cache"] == "miss" and r.metrics["cycles"] > 0
