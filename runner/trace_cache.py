@@ -50,8 +50,8 @@ __all__ = ["trace_key", "get", "put", "lock", "resolve_dir", "code_version", "cl
 #: on-disk format version (bump when the array layout changes)
 FORMAT = 1
 DEFAULT_MAX_DISK_BYTES = 4 << 30
-DEFAULT_MAX_MEMORY_BYTES = 1 << 30
-_MEM_MAX_ENTRIES = 16
+DEFAULT_MAX_MEMORY_BYTES = 512 << 20   # traces kept per process (a validate run of many launches stays small)
+_MEM_MAX_ENTRIES = 8
 
 _ROOT = Path(__file__).resolve().parent.parent
 #: sources whose code decides the functional trace (hashed into every key)
