@@ -257,6 +257,7 @@ def put(key: str, trace, cache_dir=None, *, memory: bool = True) -> Path | None:
         try:
             with os.fdopen(fd, "wb") as f:
                 np.savez(f, **arrays)
+            os.chmod(tmp, 0o644)                 # mkstemp makes it 0600; other users of a shared folder read it
             os.replace(tmp, _path(d, key))
         except BaseException:
             with contextlib.suppress(OSError):
