@@ -166,6 +166,7 @@ METRICS: dict[str, tuple[str, str]] = {
     "window_cycles": ("cycles", "SM run-ahead window"),
     "wall_seconds": ("s", "host time of the whole simulation"),
     "functional_wall_seconds": ("s", "host time of the functional pass"),
+    "trace_cache": ("text", "functional trace reused (hit), computed and stored (miss) or not cached (off)"),
     "timing_share_pct": ("%", "timing pass share of the wall time"),
     "simulated_cycles_per_second": ("cycles/s", "simulation speed"),
     "warp_instructions_per_second": ("warp instructions/s", "simulation speed"),

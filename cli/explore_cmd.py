@@ -28,19 +28,24 @@ def register(app: typer.Typer) -> None:
         new_study: bool = typer.Option(False, "--new-study", help="discard a stored study of the same name "
                                        "(needed when the search space or objectives changed)"),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar on stderr."),
+        no_trace_cache: bool = typer.Option(False, "--no-trace-cache", help="run every trial's functional pass "
+                                            "(default: trials that cannot change it share one, in "
+                                            "<storage folder>/traces)"),
     ):
         """Design-space exploration: run (or resume) an Optuna study over architecture parameters."""
         from warpgraph.core.errors import UserError
 
         try:
-            _explore(study, storage, workers, worker, trials, timeout, report, validate_only, new_study, quiet)
+            _explore(study, storage, workers, worker, trials, timeout, report, validate_only, new_study, quiet,
+                     False if no_trace_cache else None)
         except UserError as e:
             from warpgraph.cli.main import print_error
 
             print_error(e)
             raise typer.Exit(2)
 
-    def _explore(study, storage, workers, worker, trials, timeout, report, validate_only, new_study, quiet):
+    def _explore(study, storage, workers, worker, trials, timeout, report, validate_only, new_study, quiet,
+                 trace_cache=None):
         from warpgraph import explore as ex
         from warpgraph.cli.ui import progress_enabled, stderr_console
 
@@ -58,12 +63,12 @@ def register(app: typer.Typer) -> None:
         if worker:
             from warpgraph.explore.study import run_worker
 
-            c = run_worker(spec, storage, trials=trials, timeout_s=timeout)
+            c = run_worker(spec, storage, trials=trials, timeout_s=timeout, trace_cache=trace_cache)
             st = None
         else:
             st = ex.run_study(spec, storage, workers=workers, trials=trials, progress=progress_enabled(quiet),
                               timeout_s=timeout,
-                              new_study=new_study)
+                              new_study=new_study, trace_cache=trace_cache)
             c = ex.counts(st)
         con.print(f"study [bold]{spec.name}[/]: {c.get('complete', 0)} complete, {c.get('error', 0)} failed, "
                   f"{c.get('running', 0)} running, {c.get('waiting', 0)} queued "

@@ -55,6 +55,9 @@ def run_command(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Time the launch as its GPC partitions in N "
                                        "processes (runner/partitioned.py): the same statistics for every N; "
                                        "at most one process per GPC is used."),
+    no_trace_cache: bool = typer.Option(False, "--no-trace-cache", help="Run the functional pass even when a run "
+                                        "with the same record and trace inputs stored its trace "
+                                        "($WARPGRAPH_CACHE, default ~/.cache/warpgraph/traces)."),
 ) -> None:
     """Simulate a launch record on an architecture."""
     from warpgraph.core.errors import UserError
@@ -84,6 +87,7 @@ def run_command(
                        trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
                        record_events=want_events, bundle=False if no_bundle else None, seed=seed, max_steps=max_steps,
                        max_wall_seconds=max_wall_seconds, jobs=jobs,
+                       trace_cache=False if no_trace_cache else None,
                        on_phase=lambda name: bar.phase(f"{rec.name} on {arch}: {name}"), on_progress=bar.ctas)
     prov = _provenance(res, rec, arch, set_, seed, mode, record_path)
     if utilization is not None:

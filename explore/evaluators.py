@@ -46,12 +46,12 @@ def warpgraph_evaluator(spec: StudySpec) -> Callable[..., dict]:
     base = resolve_base(spec)
     wanted = stat_metric_names(spec)
 
-    def evaluate(arch, workloads: list[Workload], *, overrides: dict, mode: str, seed: int, **_):
+    def evaluate(arch, workloads: list[Workload], *, overrides: dict, mode: str, seed: int, trace_cache=None, **_):
         per: dict[str, dict] = {}
         t0 = time.perf_counter()
         for w in workloads:
             res = warpgraph.simulate(_record(w.path, w.scale), arch=base, mode=mode, overrides=dict(overrides),
-                                     seed=seed)
+                                     seed=seed, **_trace_cache_kw(trace_cache))
             m = jsonable(dict(res.metrics))
             for name in wanted:          # component statistics as metrics (RunResult.stats rows)
                 _, comp, stat = name.split(":", 2)
@@ -69,8 +69,14 @@ def warpgraph_evaluator(spec: StudySpec) -> Callable[..., dict]:
     return evaluate
 
 
+def _trace_cache_kw(trace_cache) -> dict:
+    """``trace_cache=`` for simulate (runner/trace_cache.py): False, a folder, or nothing (simulate's default)."""
+    return {} if trace_cache is None else {"trace_cache": trace_cache}
+
+
 def make_evaluator(spec: StudySpec) -> Callable[..., dict]:
-    """A callable ``(arch, workloads, *, overrides, mode, seed, params) -> metrics``."""
+    """A callable ``(arch, workloads, *, overrides, mode, seed, params, trace_cache) -> metrics``
+    (``trace_cache``: False or the study's trace folder; a user function gets it when it accepts it)."""
     if spec.evaluator == "warpgraph":
         return warpgraph_evaluator(spec)
     fn = import_object(spec.evaluator, "evaluator", spec.loc("evaluator"))

@@ -193,6 +193,9 @@ class StudySpec(_Strict):
     arch_loader: str = "warpgraph"
     output: str | None = None           # results folder; default: <study file stem>_out next to the file
     area_coefficients: dict[str, float] = Field(default_factory=dict)
+    # reuse one functional pass for trials that cannot change it (runner/trace_cache.py); the traces live in
+    # <storage folder>/traces for a journal storage (shared by the study's workers)
+    trace_cache: bool = True
 
     @field_validator("space")
     @classmethod

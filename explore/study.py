@@ -403,8 +403,11 @@ def _suggest(trial: optuna.Trial, name: str, dim) -> Any:
 class Runner:
     """Evaluates trials of one study in this process."""
 
-    def __init__(self, spec: StudySpec, study: optuna.Study, budget: int, worker_index: int = 0):
+    def __init__(self, spec: StudySpec, study: optuna.Study, budget: int, worker_index: int = 0,
+                 trace_cache=None):
         self.spec, self.study, self.budget = spec, study, budget
+        #: False, or the folder of the functional traces this study's workers share (None: simulate's default)
+        self.trace_cache = trace_cache
         self.worker_index = worker_index
         self.workloads = resolve_workloads(spec)
         self.evaluate = make_evaluator(spec)
@@ -430,7 +433,7 @@ class Runner:
             arch = self.load_arch(self.base, overrides=overrides)
             costs = cost_metrics(arch, spec.area_coefficients)
             metrics = self.evaluate(arch, self.workloads, overrides=overrides, mode=spec.mode, seed=spec.seed,
-                                    params=params)
+                                    params=params, trace_cache=self.trace_cache)
         except warpgraph.UserError as e:
             trial.set_user_attr("wg_error", e.format())
             raise _Handled(str(e)) from None
@@ -513,6 +516,18 @@ class Runner:
 
 
 # ------------------------------------------------------------------------------------------ entry points
+def trace_cache_of(spec: StudySpec, url: str, enabled: bool | None = None):
+    """Where the study's workers share functional traces (runner/trace_cache.py): ``<journal folder>/traces``
+    for a journal storage; simulate's default (``$WARPGRAPH_CACHE`` or ``~/.cache/warpgraph/traces``) for an
+    RDB storage (its workers may be on other machines); False when off (``trace_cache: false`` in the study or
+    ``--no-trace-cache``)."""
+    if enabled is False or (enabled is None and not spec.trace_cache):
+        return False
+    if is_rdb_url(url):
+        return None
+    return str(Path(url.removeprefix("file://")).resolve().parent / "traces")
+
+
 def budget_of(study: optuna.Study, spec: StudySpec, trials: int | None) -> int:
     if trials:
         return trials
@@ -521,23 +536,28 @@ def budget_of(study: optuna.Study, spec: StudySpec, trials: int | None) -> int:
 
 def run_study(spec: StudySpec | str | Path, storage: str | None = None, *, workers: int = 1,
               trials: int | None = None, progress: bool = False, timeout_s: float | None = None,
-              worker_timeout_s: float | None = None, new_study: bool = False) -> optuna.Study:
+              worker_timeout_s: float | None = None, new_study: bool = False,
+              trace_cache: bool | None = None) -> optuna.Study:
     """Coordinator: prepare (create/resume), then run ``workers`` local worker processes (1 = in this
-    process). Returns the study. ``new_study``: discard a stored study of the same name first."""
+    process). Returns the study. ``new_study``: discard a stored study of the same name first.
+    ``trace_cache=False`` (``--no-trace-cache``): every trial runs its own functional pass."""
     if not isinstance(spec, StudySpec):
         spec = load_study(spec)
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     url = storage_of(spec, storage)
     study = prepare(spec, url, trials=trials, new_study=new_study)
     budget = budget_of(study, spec, trials)
+    tcache = trace_cache_of(spec, url, trace_cache)
     bar = _Progress(budget, spec.name) if progress else None
     try:
         if bar:
             bar.update(counts(study))
         if workers <= 1:
-            Runner(spec, study, budget).run(timeout_s=timeout_s, on_trial=bar.update if bar else None)
+            Runner(spec, study, budget, trace_cache=tcache).run(timeout_s=timeout_s,
+                                                                on_trial=bar.update if bar else None)
         else:
-            procs = spawn_workers(spec, url, workers, trials=budget, timeout_s=timeout_s)
+            procs = spawn_workers(spec, url, workers, trials=budget, timeout_s=timeout_s,
+                                  trace_cache=tcache is not False)
             try:
                 while any(p.poll() is None for p in procs):
                     if bar:
@@ -554,7 +574,8 @@ def run_study(spec: StudySpec | str | Path, storage: str | None = None, *, worke
             # a worker that died leaves abandoned trials: finish them here
             c = counts(study)
             if c.get("waiting", 0) or c["used"] < budget or c.get("running", 0):
-                Runner(spec, study, budget).run(timeout_s=timeout_s, on_trial=bar.update if bar else None)
+                Runner(spec, study, budget, trace_cache=tcache).run(timeout_s=timeout_s,
+                                                                    on_trial=bar.update if bar else None)
             if bad and counts(study)["finished"] < budget:
                 raise _spec_error(f"{len(bad)} worker(s) failed (exit codes {bad})")
         if bar:
@@ -569,7 +590,8 @@ _SAFE_PATH_FLAGS = ("-P",) if sys.version_info >= (3, 11) else ()
 
 
 def spawn_workers(spec: StudySpec, url: str, n: int, *, trials: int | None = None,
-                  timeout_s: float | None = None, first_index: int = 1) -> list[subprocess.Popen]:
+                  timeout_s: float | None = None, first_index: int = 1,
+                  trace_cache: bool = True) -> list[subprocess.Popen]:
     if spec.file is None:
         raise _spec_error("--workers needs a study file (workers re-read it)")
     procs = []
@@ -583,12 +605,15 @@ def spawn_workers(spec: StudySpec, url: str, n: int, *, trials: int | None = Non
             cmd += ["--trials", str(trials)]
         if timeout_s:
             cmd += ["--timeout", str(timeout_s)]
+        if not trace_cache:
+            cmd += ["--no-trace-cache"]
         procs.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL))
     return procs
 
 
 def run_worker(spec: StudySpec | str | Path, storage: str | None = None, *, worker_index: int | None = None,
-               trials: int | None = None, timeout_s: float | None = None, max_trials: int | None = None) -> dict:
+               trials: int | None = None, timeout_s: float | None = None, max_trials: int | None = None,
+               trace_cache: bool | None = None) -> dict:
     """Join a running study (``--worker``): load it, run trials until its budget is used."""
     if not isinstance(spec, StudySpec):
         spec = load_study(spec)
@@ -596,7 +621,8 @@ def run_worker(spec: StudySpec | str | Path, storage: str | None = None, *, work
     if worker_index is None:
         worker_index = 1 + os.getpid() % 100_003
     study = load(spec, storage, worker_index)
-    return Runner(spec, study, budget_of(study, spec, trials), worker_index).run(
+    tcache = trace_cache_of(spec, storage_of(spec, storage), trace_cache)
+    return Runner(spec, study, budget_of(study, spec, trials), worker_index, trace_cache=tcache).run(
         timeout_s=timeout_s, max_trials=max_trials)
 
 

@@ -20,13 +20,14 @@ def main(argv=None) -> int:
     ap.add_argument("--trials", type=int, default=None)
     ap.add_argument("--timeout", type=float, default=None)
     ap.add_argument("--max-trials", type=int, default=None, help="stop after this many trials in this process")
+    ap.add_argument("--no-trace-cache", action="store_true", help="run every trial's functional pass")
     a = ap.parse_args(argv)
     import warpgraph
     from warpgraph.explore.study import run_worker
 
     try:
         run_worker(a.study, a.storage, worker_index=a.worker_index, trials=a.trials, timeout_s=a.timeout,
-                   max_trials=a.max_trials)
+                   max_trials=a.max_trials, trace_cache=False if a.no_trace_cache else None)
     except warpgraph.UserError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -116,6 +116,47 @@ def _run_functional(record, program, **kw):
     return run_functional(record, program, **kw)
 
 
+def _sample_key(sample, seed):
+    """The sampled-mode arguments as JSON-able data (part of the trace cache key)."""
+    if isinstance(sample, dict):
+        return {"sample": {str(k): sample[k] for k in sorted(sample)}, "seed": seed}
+    return {"sample": list(sample) if isinstance(sample, (list, tuple)) else sample, "seed": seed}
+
+
+def _functional_pass(record, program, trace_cache, extra_key: dict, **kw):
+    """(FunctionalResult, "hit" | "miss" | "off"): the first functional pass of a timing / sampled run, through
+    the trace cache (runner/trace_cache.py) when it can apply: the run wants no outputs (the cache keeps traces,
+    not buffer values) and sets no functional budget (a budget must be checked by executing)."""
+    uses = (trace_cache is not False and not kw.get("compute_values") and kw.get("max_steps") is None
+            and kw.get("max_wall_seconds") is None)
+    if not uses:
+        return _run_functional(record, program, **kw), "off"
+    from warpgraph.runner import trace_cache as tc
+    from warpgraph.workloads.functional import FunctionalResult
+
+    disk = False if trace_cache == "memory" else (None if trace_cache in (None, True) else trace_cache)
+    # every value the functional pass receives (run_functional's defaults made explicit) + mode / sample
+    inputs = {k: v for k, v in kw.items() if not callable(v)}
+    inputs.setdefault("seed", 0)
+    inputs.setdefault("max_lanes", 1 << 16)
+    key = tc.trace_key(record, **inputs, **extra_key)
+
+    def result(t):
+        return FunctionalResult({}, t, int(t.dynamic_warp_instructions))
+
+    t = tc.get(key, program, disk)
+    if t is not None:
+        return result(t), "hit"
+    with tc.lock(key, disk):           # concurrent workers: one computes, the others read its file
+        t = tc.get(key, program, disk)
+        if t is not None:
+            return result(t), "hit"
+        fres = _run_functional(record, program, **kw)
+        if fres.trace is not None:
+            tc.put(key, fres.trace, disk)
+    return fres, "miss"
+
+
 def _plan_sample(sample, seed, record, program, spec, knobs):
     """Sampled mode: the SMs and the stratified CTA sample (runner/sampling.py), from the same SM count and
     occupancy the timing pass uses."""
@@ -150,7 +191,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
              want_outputs: bool = False, check: bool = False, seed: int = 0, trace_path=None, sample=None,
              max_steps: int | None = None, bundle: bool | None = None, trace_window=None, trace_sms=None,
              record_events: bool = False, trace_max_events: int = 2_000_000, on_phase=None,
-             max_wall_seconds: float | None = None, on_progress=None, jobs: int | None = None) -> RunResult:
+             max_wall_seconds: float | None = None, on_progress=None, jobs: int | None = None,
+             trace_cache=None) -> RunResult:
     """Simulate one launch record on an architecture (Contract 5).
 
     Tracing (timing / sampled modes): ``trace_path`` writes a Chrome/Perfetto trace-event JSON (``.json`` or
@@ -165,7 +207,14 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     processes; statistics are bit-identical for every ``jobs`` >= 1. None: the single-engine timing.
 
     Budgets of the functional pass: ``max_steps`` / ``max_wall_seconds`` (None: the defaults of
-    ``workloads.functional.run``; 0: no limit); past one, a ``SimulationError`` names the stuck warps."""
+    ``workloads.functional.run``; 0: no limit); past one, a ``SimulationError`` names the stuck warps.
+
+    ``trace_cache`` (runner/trace_cache.py): the functional trace of a timing / sampled run is reused by later
+    runs whose record and trace-relevant inputs are the same (a sweep over timing parameters pays the functional
+    pass once). None / True: in memory and on disk (``$WARPGRAPH_CACHE``, default ``~/.cache/warpgraph/traces``);
+    a folder: in memory and on disk there; ``"memory"``: this process only; False: off. Runs that want outputs
+    (``want_outputs`` / ``check``) or set a functional budget always run the functional pass.
+    ``metrics["trace_cache"]`` says ``hit``, ``miss`` or ``off``."""
     from warpgraph.topologies import load_arch
     from warpgraph.workloads.record import LaunchRecord, load_record
 
@@ -197,7 +246,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
             chk = _check(record, outputs)
         wall = time.perf_counter() - t0
         n = int(getattr(fres, "dynamic_warp_instructions", 0) or 0)
-        metrics = {"ptx_warp_instructions": n, "wall_seconds": wall,
+        metrics = {"ptx_warp_instructions": n, "wall_seconds": wall, "trace_cache": "off",
                    "warp_instructions_per_second": n / wall if wall > 0 else 0.0,
                    "roofline": _roofline({}, spec, record, program)}
         return RunResult(metrics, None, outputs if (want_outputs or check) else None, chk, record.name,
@@ -215,8 +264,10 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     t_f = time.perf_counter()
     l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
     l1cap = _l1_bytes_per_cta(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"))
-    fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps, max_wall_seconds=max_wall_seconds,
-                           l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+    fres, trace_cache_state = _functional_pass(
+        record, program, trace_cache, {"mode": mode, "sample": _sample_key(sample, seed) if mode == "sampled" else None},
+        want_trace=True, compute_values=compute, max_steps=max_steps, max_wall_seconds=max_wall_seconds,
+        l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
     functional_s = time.perf_counter() - t_f
     trace = fres.trace
     if bundle is None:
@@ -273,6 +324,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     m = out.metrics
     m["wall_seconds"] = wall
     m["functional_wall_seconds"] = functional_s
+    m["trace_cache"] = trace_cache_state
     m["timing_share_pct"] = round(100.0 * m["timing_wall_seconds"] / wall, 1) if wall > 0 else 0.0
     m["simulated_cycles_per_second"] = m["cycles"] / wall if wall > 0 else 0.0
     m["warp_instructions_per_second"] = m["warp_instructions"] / wall if wall > 0 else 0.0

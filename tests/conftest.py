@@ -6,3 +6,19 @@ from pathlib import Path
 _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
+
+import os  # noqa: E402
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _trace_cache_in_tmp(tmp_path_factory):
+    """Traces the tests' simulate() calls store (runner/trace_cache.py) go to a temporary folder, never to the
+    user's ~/.cache; subprocesses (explore workers, CLI runs) inherit it."""
+    old = os.environ.get("WARPGRAPH_CACHE")
+    if old is None:
+        os.environ["WARPGRAPH_CACHE"] = str(tmp_path_factory.mktemp("trace-cache"))
+    yield
+    if old is None:
+        os.environ.pop("WARPGRAPH_CACHE", None)
