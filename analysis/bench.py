@@ -279,9 +279,18 @@ def run_bench(cases: Sequence[str] | None = None, arch: str = "h200", *, quick: 
     for c in cases:
         det = run_case(c, arch, "timing", **kw)
         par: dict[str, dict] = {}
+        if run_jobs:
+            # the partitioned model (runner/partitioned.py) in one process: what every jobs=N must reproduce
+            # bit for bit; its cycles against the single engine's say what partitioning costs in fidelity
+            one = par["1"] = run_case(c, arch, "timing", jobs=1, **kw)
+            if one.get("status") == "ok" and det.get("status") == "ok" and det.get("cycles"):
+                one["cycles_vs_single_engine_pct"] = (one["cycles"] - det["cycles"]) / det["cycles"] * 100.0
+                one["speedup_vs_single_engine"] = det["wall_seconds"] / one["wall_seconds"]
         for n in run_jobs:
             par[str(n)] = run_case(c, arch, "timing", jobs=n, **kw)
-            _compare_jobs(det, par[str(n)])
+            _compare_jobs(par["1"], par[str(n)])
+            if par[str(n)].get("wall_seconds") and det.get("wall_seconds"):
+                par[str(n)]["speedup_vs_single_engine"] = det["wall_seconds"] / par[str(n)]["wall_seconds"]
         for n in too_many:
             par[str(n)] = {"case": c, "mode": "timing", "jobs": n, "status": "skipped",
                            "error": f"not run: {n} jobs > {_cores()} cores", "peak_rss_bytes": None}

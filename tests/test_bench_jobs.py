@@ -63,8 +63,11 @@ def test_parallel_runs_are_compared_with_jobs1(monkeypatch):
     monkeypatch.setattr(B, "_cores", lambda: 4)
     calls.clear()
     (e,) = B.run_bench([CASE], simulate_fn=sim_jobs, sampled=False, jobs_list=[2, 4])
-    assert calls == [{"jobs": 1, "trace_cache": False}, {"jobs": 2, "trace_cache": False},
-                     {"jobs": 4, "trace_cache": False}]     # the trace cache is off: each run pays its functional pass
+    # the single engine (no jobs: the fake's default 1), the partitioned model in one process, then 2 and 4; the
+    # trace cache is off: each run pays its functional pass
+    assert calls == [{"jobs": 1, "trace_cache": False}, {"jobs": 1, "trace_cache": False},
+                     {"jobs": 2, "trace_cache": False}, {"jobs": 4, "trace_cache": False}]
+    assert e["jobs"]["1"]["cycles_vs_single_engine_pct"] == 0.0
     for n in (2, 4):
         r = e["jobs"][str(n)]
         assert r["status"] == "ok" and r["jobs"] == n
