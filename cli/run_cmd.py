@@ -52,6 +52,9 @@ def run_command(
                                             "error naming the stuck warps."),
     max_wall_seconds: Optional[float] = typer.Option(None, "--max-wall-seconds", help="Functional-pass wall-clock "
                                                      "budget in seconds (default 900; 0 = no limit)."),
+    waves: Optional[int] = typer.Option(None, "--waves", help="Wave sampling: simulate the first K waves of a long "
+                                        "grid in detail and extrapolate the rest, with a 1-sigma bound "
+                                        "(runner/waves.py; grids of fewer than K+1 waves run in detail)."),
 ) -> None:
     """Simulate a launch record on an architecture."""
     from warpgraph.core.errors import UserError
@@ -60,6 +63,11 @@ def run_command(
     from warpgraph.workloads.record import load_record
 
     mode = RunMode(mode).value
+    if waves is not None:
+        if mode != "timing":
+            raise UserError(f"--waves with --mode {mode}", location="--waves",
+                            hint="--waves K is its own mode (the first K waves in detail on every SM)")
+        mode = "waves"
     if references is not None:
         from warpgraph.workloads.references import load_user_references
 
@@ -76,7 +84,7 @@ def run_command(
                        want_outputs=save_outputs is not None, check=check, trace_path=trace,
                        trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
                        record_events=want_events, bundle=False if no_bundle else None, seed=seed, max_steps=max_steps,
-                       max_wall_seconds=max_wall_seconds,
+                       max_wall_seconds=max_wall_seconds, waves=waves,
                        on_phase=lambda name: bar.phase(f"{rec.name} on {arch}: {name}"), on_progress=bar.ctas)
     prov = _provenance(res, rec, arch, set_, seed, mode, record_path)
     if utilization is not None:

@@ -149,7 +149,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
              want_outputs: bool = False, check: bool = False, seed: int = 0, trace_path=None, sample=None,
              max_steps: int | None = None, bundle: bool | None = None, trace_window=None, trace_sms=None,
              record_events: bool = False, trace_max_events: int = 2_000_000, on_phase=None,
-             max_wall_seconds: float | None = None, on_progress=None) -> RunResult:
+             max_wall_seconds: float | None = None, on_progress=None, waves: int | None = None) -> RunResult:
     """Simulate one launch record on an architecture (Contract 5).
 
     Tracing (timing / sampled modes): ``trace_path`` writes a Chrome/Perfetto trace-event JSON (``.json`` or
@@ -168,8 +168,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     t0 = time.perf_counter()
     phase = on_phase or (lambda name: None)
     phase("loading")
-    if mode not in ("timing", "functional", "sampled"):
-        raise UserError(f"unknown mode {mode!r}", hint="timing, functional or sampled")
+    if mode not in ("timing", "functional", "sampled", "waves"):
+        raise UserError(f"unknown mode {mode!r}", hint="timing, functional, sampled or waves")
     if record_or_path is None:
         record_or_path = DEFAULT_RECORD
     record = record_or_path if isinstance(record_or_path, LaunchRecord) else load_record(record_or_path)
@@ -199,19 +199,50 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     from warpgraph.runner.timing import run_timing
 
     smp = None
+    subset = None      # sampled mode: the CTAs executed functionally (None: all of them)
     if mode == "sampled":
         smp = _plan_sample(sample, seed, record, program, spec, knobs)
         if smp.fallback:
             smp_info = smp.fallback_info()
             smp = None
+        else:
+            subset = smp.functional_subset(program)
+            if subset is not None and check:
+                raise UserError(f"--check in sampled mode: only {len(subset)} of {smp.n_ctas} CTAs are executed "
+                                f"functionally, so the outputs cannot be checked",
+                                hint="--mode timing or functional with --check, or sample={'functional': 'all'}")
+    wplan = None       # wave sampling (runner/waves.py): the first waves in detail, the rest extrapolated
+    if mode == "waves":
+        from warpgraph.runner.waves import plan_waves
+
+        wplan = plan_waves(waves, record, program, spec, knobs)
+        if wplan.fallback:
+            smp_info = wplan.fallback_info()
+            wplan = None
+        else:
+            subset = wplan.ctas()
+            if check:
+                raise UserError(f"--check with wave sampling: only the first {wplan.m} of {wplan.n} CTAs are "
+                                f"executed functionally, so the outputs cannot be checked",
+                                hint="--mode timing or functional with --check")
     phase("functional pass")
     t_f = time.perf_counter()
     l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
     l1cap = _l1_bytes_per_cta(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"))
     fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps, max_wall_seconds=max_wall_seconds,
-                           l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+                           l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap,
+                           **({"ctas": subset} if subset is not None else {}))
+    if smp is not None and subset is not None:   # the unsampled CTAs' share of the DRAM first touches (runner/sampling.py)
+        smp.calibrate_first_touches(fres.trace, lambda ctas: _run_functional(
+            record, program, want_trace=True, compute_values=False, max_steps=max_steps,
+            max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, ctas=ctas).trace)
     functional_s = time.perf_counter() - t_f
     trace = fres.trace
+    if wplan is not None:
+        from warpgraph.runner.waves import truncate_trace
+
+        trace = truncate_trace(trace, wplan.m)
+        on_progress = wplan.progress_hook(on_progress)
     if bundle is None:
         bundle = knobs.get("bundle", True)
     rec = _make_recorder(trace_path, trace_window, trace_sms, record_events, trace_max_events)
@@ -220,8 +251,12 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
                      policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
                      shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
                      window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress)
+    if wplan is not None:
+        wplan.finish(out)    # extrapolate the prefix to the whole grid (runner/waves.py)
     outputs = fres.outputs if compute else None
-    if compute and _reads_clock(program) and out.clock_issue:
+    if subset is not None:
+        outputs = None     # only the sampled CTAs ran: metrics['sampling']['outputs'] says so
+    if compute and subset is None and _reads_clock(program) and out.clock_issue:
         # Clock oracle (design.md, execution model 4). A kernel whose control flow reads the clock (a spin
         # `while (clock() - t < N)`) takes a different path under the oracle than in the first functional pass
         # (whose clock is a slow counter, so spin loops overshoot): re-time the oracle run's trace until its
@@ -256,7 +291,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     m["timing_warp_instructions_per_second"] = (m["warp_instructions"] / m["timing_wall_seconds"]
                                                 if m["timing_wall_seconds"] > 0 else 0.0)
     m.setdefault("roofline", _roofline(m, spec, record, program, trace))
-    if mode == "sampled" and smp is None:
+    if mode in ("sampled", "waves") and smp is None and wplan is None:
         m["sampling"] = smp_info      # fell back to a detailed run (runner/sampling.py says when)
     m.setdefault("sampling", {"mode": "detailed", "sms": None, "seed": None, "fraction": 1.0})
     events = None

@@ -32,6 +32,8 @@ class FunctionalResult:
     steps: int = 0
     wall_seconds: float = 0.0
     memory: object = None
+    #: CTAs executed (the whole grid, or the ``ctas`` subset of sampled mode)
+    ctas_executed: int = 0
 
 
 class _Exec:
@@ -98,12 +100,14 @@ class _Exec:
         self.written = self.touched.dirty_view if want_trace else None
         self.dram_read_sectors = 0
         self.batches = []
+        self.keep_batches = True    # False: the caller takes each batch's trace (lazy trace, lazy.py)
 
     def new_batch_trace(self, ctas):
         if not self.want_trace:
             return None
         bt = BatchTrace(ctas, self.wpc)
-        self.batches.append(bt)
+        if self.keep_batches:
+            self.batches.append(bt)
         return bt
 
 
@@ -121,8 +125,10 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                    max_steps=None, sm_of_cta=None, memory=None, seed=0, max_lanes=1 << 16,
                    exact_fma=True, fast_tma=True, exact_tensor=False,
                    l2_capacity_bytes=None, l1_capacity_bytes=None, max_wall_seconds=None,
-                   max_trace_bytes=None) -> FunctionalResult:
-    """Execute ``program`` (default ``record.program()``) for the whole grid of ``record``.
+                   max_trace_bytes=None, ctas=None) -> FunctionalResult:
+    """Execute ``program`` (default ``record.program()``) for the whole grid of ``record``, or only the CTAs
+    ``ctas`` (global indices, whole clusters; sampled mode: the others are neither executed nor traced, their
+    outputs stay as initialised, and the L2 model sees only these CTAs' accesses, in launch order).
 
     ``memory``: a prepared :class:`~warpgraph.workloads.memory.DeviceMemory` (default: built from the record
     with ``seed``). Returns outputs (every buffer), the trace and the dynamic warp-instruction count.
@@ -144,28 +150,65 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor,
                l2_capacity_bytes=l2_capacity_bytes, l1_capacity_bytes=l1_capacity_bytes,
                max_wall_seconds=max_wall_seconds, max_trace_bytes=max_trace_bytes, t_start=t0)
-    n_ctas = int(np.prod(ex.grid))
-    lpc = ex.wpc * 32
-    cx = ex.cluster[0]
-    per = max(cx, (max(1, int(max_lanes) // lpc) // cx) * cx)     # whole clusters per batch
+    order = cta_order(ex, ctas)
     total_wi = 0
     steps = 0
-    with np.errstate(all="ignore"):
-        for s in range(0, n_ctas, per):
-            ctas = np.arange(s, min(n_ctas, s + per), dtype=np.int64)
-            b = Batch(ex, ctas)
-            wi, st = _run_batch(ex, b, steps)
-            total_wi += wi
-            steps += st
-            if b.trace is not None:
-                ex.trace_bytes_done += _batch_trace_bytes(b.trace)
-                b.trace.finish()
+    for b in iter_batches(ex, order, max_lanes):
+        total_wi += b.wi
+        steps = b.steps_done
     trace = None
     if want_trace:
         trace = KernelTrace(program, ex.grid, ex.block, ex.batches, ex.dram_read_sectors * 32,
                             dram_write_bytes=ex.touched.dram_write_bytes())
         trace.write_back_ratio = ex.touched.write_back_ratio()
-    return FunctionalResult(mem.outputs(), trace, total_wi, steps, time.perf_counter() - t0, mem)
+    return FunctionalResult(mem.outputs(), trace, total_wi, steps, time.perf_counter() - t0, mem,
+                            ctas_executed=len(order))
+
+
+def cta_order(ex, ctas=None) -> np.ndarray:
+    """The CTAs to execute, in launch order: all of the grid, or ``ctas`` (checked: in range, whole clusters)."""
+    n_ctas = int(np.prod(ex.grid))
+    if ctas is None:
+        return np.arange(n_ctas, dtype=np.int64)
+    order = np.unique(np.asarray(list(ctas), dtype=np.int64))
+    if len(order) and (order[0] < 0 or order[-1] >= n_ctas):
+        raise UserError(f"CTA subset out of range: {int(order[0])}..{int(order[-1])} of a {n_ctas}-CTA grid",
+                        hint=f"CTA indices 0..{n_ctas - 1}")
+    cx = ex.cluster[0]
+    if cx > 1 and len(order):
+        have = set((order // cx).tolist())
+        need = np.array(sorted(have), dtype=np.int64)
+        if len(order) != len(need) * cx:
+            raise UserError(f"CTA subset splits a cluster of {cx} CTAs", hint="whole clusters only")
+    return order
+
+
+class _Done:
+    """A finished batch of :func:`iter_batches`: its trace (or None), warp instructions, steps so far."""
+    __slots__ = ("trace", "ctas", "wi", "steps_done")
+
+    def __init__(self, trace, ctas, wi, steps_done):
+        self.trace, self.ctas, self.wi, self.steps_done = trace, ctas, wi, steps_done
+
+
+def iter_batches(ex, order: np.ndarray, max_lanes: int = 1 << 16):
+    """Execute the CTAs ``order`` (launch order) batch by batch (at most ``max_lanes`` threads, whole clusters),
+    yielding each finished batch (:class:`_Done`). The batches are the same however the caller consumes them, so
+    a lazy consumer (workloads/functional/lazy.py) sees exactly the eager pass."""
+    lpc = ex.wpc * 32
+    cx = ex.cluster[0]
+    per = max(cx, (max(1, int(max_lanes) // lpc) // cx) * cx)     # whole clusters per batch
+    steps = 0
+    for s in range(0, len(order), per):
+        ctas = order[s:s + per]
+        with np.errstate(all="ignore"):
+            b = Batch(ex, ctas)
+            wi, st = _run_batch(ex, b, steps)
+        steps += st
+        if b.trace is not None:
+            ex.trace_bytes_done += _batch_trace_bytes(b.trace)
+            b.trace.finish()
+        yield _Done(b.trace, ctas, wi, steps)
 
 
 def _run_batch(ex, b: Batch, steps0: int):
