@@ -271,11 +271,10 @@ class Sample:
 
     def calibration_block(self) -> list[int]:
         """The CTAs ``0 .. B-1`` whose full-order functional pass calibrates the first touches of a subset
-        trace: the first row up to the last sampled SM's position (a GPC sample: its CTAs and the unsampled ones
-        launched before them), else the first ``n_sms`` CTAs; whole clusters, at most the grid."""
+        trace: the first row of ``n_sms`` CTAs (the first wave's, one per SM: sampled and unsampled neighbours in
+        the proportion of the sample); whole clusters, at most the grid."""
         cl = max(1, self.cluster)
-        b = (max(self.sms) + 1) if self.sms else self.n_sms
-        b = min(self.n_ctas, -(-max(b, 1) // cl) * cl)
+        b = min(self.n_ctas, -(-max(self.n_sms, 1) // cl) * cl)
         return list(range(b))
 
     def calibrate_first_touches(self, trace, run_block) -> None:
@@ -455,7 +454,7 @@ class Sample:
             # unsampled CTAs' share from the calibration block (calibrate_first_touches)
             exact = None
             if "dram_read_bytes" in m:
-                m["dram_read_bytes"] = m["dram_read_bytes"] * getattr(self, "first_touch_ratio", 1.0)
+                m["dram_read_bytes"] = int(round(m["dram_read_bytes"] * getattr(self, "first_touch_ratio", 1.0)))
         for key, v in (exact or {}).items():
             if key in m and v is not None:
                 m[key] = int(v)

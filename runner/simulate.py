@@ -149,7 +149,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
              want_outputs: bool = False, check: bool = False, seed: int = 0, trace_path=None, sample=None,
              max_steps: int | None = None, bundle: bool | None = None, trace_window=None, trace_sms=None,
              record_events: bool = False, trace_max_events: int = 2_000_000, on_phase=None,
-             max_wall_seconds: float | None = None, on_progress=None, waves: int | None = None) -> RunResult:
+             max_wall_seconds: float | None = None, on_progress=None, waves: int | None = None,
+             lazy: bool | None = None) -> RunResult:
     """Simulate one launch record on an architecture (Contract 5).
 
     Tracing (timing / sampled modes): ``trace_path`` writes a Chrome/Perfetto trace-event JSON (``.json`` or
@@ -229,9 +230,23 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     t_f = time.perf_counter()
     l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
     l1cap = _l1_bytes_per_cta(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"))
-    fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps, max_wall_seconds=max_wall_seconds,
-                           l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap,
-                           **({"ctas": subset} if subset is not None else {}))
+    lazy_info = None
+    if lazy and mode == "timing":
+        # flat memory (workloads/functional/lazy.py): batches run as their CTAs launch, dropped once read
+        from warpgraph.workloads.functional.lazy import lazy_trace, lazy_unsupported
+
+        why = "outputs are wanted (--check / outputs)" if compute else lazy_unsupported(program)
+        lazy_info = {"lazy": why is None, "eager_reason": why}
+    if lazy_info is not None and lazy_info["lazy"]:
+        from warpgraph.workloads.functional.run import FunctionalResult
+
+        lt = lazy_trace(record, program, compute_values=False, max_steps=max_steps,
+                        max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+        fres = FunctionalResult(None, lt, 0, ctas_executed=lt.n_ctas)
+    else:
+        fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
+                               max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap,
+                               **({"ctas": subset} if subset is not None else {}))
     if smp is not None and subset is not None:   # the unsampled CTAs' share of the DRAM first touches (runner/sampling.py)
         smp.calibrate_first_touches(fres.trace, lambda ctas: _run_functional(
             record, program, want_trace=True, compute_values=False, max_steps=max_steps,
@@ -241,7 +256,9 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     if wplan is not None:
         from warpgraph.runner.waves import truncate_trace
 
-        trace = truncate_trace(trace, wplan.m)
+        trace = truncate_trace(trace, wplan.m, wplan.n)
+        wplan.write_back_ratio = trace.write_back_ratio
+        wplan.write_back_ratio_prefix = getattr(trace, "write_back_ratio_prefix", trace.write_back_ratio)
         on_progress = wplan.progress_hook(on_progress)
     if bundle is None:
         bundle = knobs.get("bundle", True)
@@ -294,6 +311,13 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     if mode in ("sampled", "waves") and smp is None and wplan is None:
         m["sampling"] = smp_info      # fell back to a detailed run (runner/sampling.py says when)
     m.setdefault("sampling", {"mode": "detailed", "sms": None, "seed": None, "fraction": 1.0})
+    if lazy_info is not None:
+        if lazy_info["lazy"]:
+            lt = fres.trace
+            lazy_info.update(prepass_seconds=round(lt.prepass_seconds, 3), batches_run=lt.batches_run,
+                             peak_batches_alive=lt.peak_batches_alive,
+                             lazy_functional_seconds=round(lt.functional_seconds, 3))
+        m["functional_trace"] = lazy_info
     events = None
     if rec is not None:
         rec.meta["record"] = record.name

@@ -9,17 +9,17 @@ MICRO 2023: stop once the per-wave behaviour has converged), this mode
 1. executes functionally and times in full detail only the first ``m = k · n_sms · ctas_per_sm`` CTAs (the prefix:
    a prefix of the launch order, so the functional L2 model sees exactly the accesses it sees in the full run,
    and every SM runs as in detailed mode);
-2. fits the steady retire rate ``s`` (cycles per CTA) by least squares on the retire cycles of CTAs
-   ``slots / 2 .. m - slots / 2`` (half a wave of warm-up and of drain left out);
+2. fits the steady retire rate ``s`` (cycles per CTA) by least squares on the retire cycles from 1.5 waves on
+   up to the prefix's drain (retires ``1.5 slots .. m - slots / 2``; the first waves are a transient);
 3. reports ``cycles = T_prefix + (n - m) · s``: the full run's last CTA retires ``(n - m)`` retire slots after
    the prefix's last, and both end with a drain of the same shape.
 
 Counters (instructions, bytes) are scaled by ``n / m``. ``metrics["sampling"]``: ``mode: "waves"``, the waves
 simulated and in all, ``cycles_per_cta``, ``cycles_prefix`` and the 1-sigma ``cycles_error_pct``: the standard error
-of the rate from batch means (the steady region in 8 contiguous chunks, a line through their means) times
-``n - m``, plus (in quadrature) the spread of single retire cycles around the line (how far the last CTA's end may
-sit from the rate). It does not contain the model error of waves that are not alike (the estimate then says
-nothing about it); grids of fewer than ``k + 1`` waves, or whose CTAs communicate
+of the rate from batch means (the fitted period in 8 contiguous chunks, a line through their means) times
+``n - m``, plus in quadrature the spread of single retire cycles around the line (how far the last CTA's end may
+sit from the rate) and the drift of the rate from the period before times ``n - m`` (a prefix still in its
+transient). It does not contain the model error of later waves that differ from the prefix's; grids of fewer than ``k + 1`` waves, or whose CTAs communicate
 (workloads/functional/subset.py), run in detail (``fallback`` says why).
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ from warpgraph.core.errors import UserError
 __all__ = ["WavePlan", "plan_waves", "DEFAULT_WAVES"]
 
 #: waves simulated in detail by default
-DEFAULT_WAVES = 2
+DEFAULT_WAVES = 3
 _CHUNKS = 8
 
 
@@ -66,19 +66,30 @@ class WavePlan:
 
         return hook
 
-    def fit(self) -> tuple[float, float, float]:
-        """(cycles per CTA, its standard error, spread of single retire cycles around the line)."""
+    @staticmethod
+    def _line(xs, ys) -> tuple[float, float]:
+        n = len(xs)
+        mx, my = sum(xs) / n, sum(ys) / n
+        sxx = sum((x - mx) ** 2 for x in xs)
+        s = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else 0.0
+        return s, my - s * mx
+
+    def fit(self) -> tuple[float, float, float, float]:
+        """(cycles per CTA, its standard error, spread of single retire cycles around the line, drift: how much
+        the rate of the wave period before differs). The rate is fitted on the retires from 1.5 waves on (at
+        least the last wave period) up to the prefix's drain (``m - slots / 2``): the first waves are a transient
+        (swiglu_n16777216 in detail: 1.86 cycles per CTA over the first wave, 2.2 over the second, 2.31-2.34 from
+        the third on)."""
         r = sorted(self.retire)
-        lo, hi = self.slots // 2, len(r) - self.slots // 2
+        S = self.slots
+        hi = len(r) - S // 2
+        lo = max(S // 2, min(len(r) - (3 * S) // 2, (3 * S) // 2))
         if hi - lo < 2 * _CHUNKS:
             lo, hi = 0, len(r)
         xs = list(range(lo, hi))
         ys = r[lo:hi]
         n = len(xs)
-        mx, my = sum(xs) / n, sum(ys) / n
-        sxx = sum((x - mx) ** 2 for x in xs)
-        s = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else 0.0
-        a = my - s * mx
+        s, a = self._line(xs, ys)
         resid = [y - (a + s * x) for x, y in zip(xs, ys)]
         sd = math.sqrt(sum(e * e for e in resid) / max(1, n - 2))
         # batch means: the retire cycles are autocorrelated (a wave's CTAs end together), so the rate's error
@@ -92,22 +103,28 @@ class WavePlan:
                 cy.append(sum(ys[a0:a1]) / (a1 - a0))
         se = 0.0
         if len(cx) > 2:
-            mcx, mcy = sum(cx) / len(cx), sum(cy) / len(cy)
+            cs, ca = self._line(cx, cy)
+            mcx = sum(cx) / len(cx)
             cxx = sum((x - mcx) ** 2 for x in cx)
-            cs = sum((x - mcx) * (y - mcy) for x, y in zip(cx, cy)) / cxx if cxx > 0 else s
-            ca = mcy - cs * mcx
             rs = sum((y - (ca + cs * x)) ** 2 for x, y in zip(cx, cy)) / (len(cx) - 2)
             se = math.sqrt(rs / cxx) if cxx > 0 else 0.0
-        return s, se, sd
+        # convergence (Photon's stopping rule in reverse): the rate of the period before; a prefix still in its
+        # transient shows a drift, which bounds how far the extrapolated rate may be from the steady one
+        p0 = max(0, lo - S)
+        drift = 0.0
+        if lo - p0 >= 2 * _CHUNKS:
+            sp, _ = self._line(list(range(p0, lo)), r[p0:lo])
+            drift = abs(s - sp)
+        return s, se, sd, drift
 
     def finish(self, out) -> None:
         """Extrapolate ``out`` (the prefix's TimingOutcome) to the whole grid; ``metrics["sampling"]``."""
         m = out.metrics
         raw = int(m.get("cycles", 0))
-        s, se, sd = self.fit()
+        s, se, sd, drift = self.fit()
         rest = self.n - self.m
         cycles = int(round(raw + rest * s))
-        err = math.hypot(se * rest, sd)
+        err = math.sqrt((se * rest) ** 2 + sd ** 2 + (drift * rest) ** 2)
         sf = self.n / self.m if self.m else 0.0
         for key in ("warp_instructions", "ptx_warp_instructions", "dram_read_bytes", "dram_write_bytes", "l2_bytes"):
             if key in m:
@@ -121,7 +138,10 @@ class WavePlan:
             "mode": "waves", "waves_simulated": self.k, "waves_total": round(self.total_waves, 3),
             "ctas_simulated": self.m, "ctas_total": self.n, "functional_ctas": self.m, "scale": round(sf, 6),
             "cycles_prefix": raw, "cycles_per_cta": round(s, 4), "cycles_per_cta_se": round(se, 4),
-            "retire_spread_cycles": round(sd, 1), "cycles_error_pct": pct,
+            "retire_spread_cycles": round(sd, 1), "rate_drift_cycles_per_cta": round(drift, 4),
+            "cycles_error_pct": pct,
+            "write_back_ratio": round(float(getattr(self, "write_back_ratio", 1.0)), 4),
+            "write_back_ratio_prefix": round(float(getattr(self, "write_back_ratio_prefix", 1.0)), 4),
             "bound_cycles": [int(round(cycles - err)), int(round(cycles + err))],
             "outputs": f"not checkable: only the first {self.m} CTAs of {self.n} were executed",
             "sms": None, "seed": None, "fraction": round(self.m / self.n, 4),
@@ -157,8 +177,31 @@ def plan_waves(k, record, program, spec, knobs) -> WavePlan:
     return plan
 
 
-def truncate_trace(trace, m: int):
-    """The prefix trace as a launch of ``m`` CTAs (the timing pass schedules ``trace.n_ctas``)."""
+def truncate_trace(trace, m: int, n: int | None = None):
+    """The prefix trace as a launch of ``m`` CTAs (the timing pass schedules ``trace.n_ctas``), with the L2
+    write-back ratio of the whole grid of ``n`` CTAs (:func:`full_write_back_ratio`)."""
     trace.n_ctas = int(m)
     trace.n_warps = int(m) * trace.warps_per_cta
+    st = getattr(trace, "l2_stats", None)
+    if n is not None and st:
+        trace.write_back_ratio_prefix = getattr(trace, "write_back_ratio", 1.0)
+        trace.write_back_ratio = full_write_back_ratio(st, int(n) / max(1, int(m)))
     return trace
+
+
+def full_write_back_ratio(st: dict, scale: float) -> float:
+    """Write-back sectors per dirtied sector of a grid ``scale`` times the prefix whose functional L2 totals are
+    ``st`` (workloads/functional/run.py ``l2_stats``). The timing pass charges every store this launch-wide ratio
+    (components/memory.py ``write_back_ratio``); a prefix of a streaming kernel writes less than the L2 holds, so
+    its own ratio is near 0 where the whole grid's is not (swiglu_n16777216: 2 of 7.8 waves ran 11 % fast with
+    it). The grid dirties ``scale`` times the prefix's sectors; what stays dirty at its end is the dirty share of
+    the last ``capacity`` insertions (LRU: the prefix's share of dirtied per inserted sector), at most what the
+    prefix left dirty times ``scale``; the rest is written back."""
+    cap = st.get("capacity")
+    dirtied = st.get("dirtied", 0) * scale
+    if not cap or dirtied <= 0:
+        return 1.0
+    inserted = max(1, st.get("inserted", 0))
+    left_p = st.get("dirtied", 0) - st.get("writeback", 0)
+    resident = min(cap * min(1.0, st.get("dirtied", 0) / inserted), left_p * scale, dirtied)
+    return max(0.0, min(1.0, 1.0 - resident / dirtied))

@@ -100,13 +100,14 @@ class _Exec:
         self.written = self.touched.dirty_view if want_trace else None
         self.dram_read_sectors = 0
         self.batches = []
-        self.keep_batches = True    # False: the caller takes each batch's trace (lazy trace, lazy.py)
+        # True: keep every batch's trace; a set of CTAs: only the batches holding one (lazy.py's pre-pass)
+        self.keep_batches = True
 
     def new_batch_trace(self, ctas):
         if not self.want_trace:
             return None
         bt = BatchTrace(ctas, self.wpc)
-        if self.keep_batches:
+        if self.keep_batches is True or (self.keep_batches and not self.keep_batches.isdisjoint(ctas.tolist())):
             self.batches.append(bt)
         return bt
 
@@ -138,18 +139,13 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
     limit. Past one, a :class:`SimulationError` names the stuck warps, their PCs and PTX lines."""
     import time
 
-    from ..memory import DeviceMemory
     t0 = time.perf_counter()
-    max_steps = _budget(max_steps, DEFAULT_MAX_STEPS, "max_steps")
-    max_wall_seconds = _budget(max_wall_seconds, DEFAULT_MAX_WALL_SECONDS, "max_wall_seconds")
-    max_trace_bytes = _budget(max_trace_bytes, DEFAULT_MAX_TRACE_BYTES, "max_trace_bytes")
-    if program is None:
-        program = record.program()
-    mem = memory if memory is not None else DeviceMemory.from_record(record, seed, init_values=True)
-    ex = _Exec(record, program, mem, want_trace=want_trace, compute_values=compute_values,
-               clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor,
-               l2_capacity_bytes=l2_capacity_bytes, l1_capacity_bytes=l1_capacity_bytes,
-               max_wall_seconds=max_wall_seconds, max_trace_bytes=max_trace_bytes, t_start=t0)
+    ex, mem = start_exec(record, program, want_trace=want_trace, compute_values=compute_values,
+                         clock_oracle=clock_oracle, max_steps=max_steps, sm_of_cta=sm_of_cta, memory=memory, seed=seed,
+                         exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor,
+                         l2_capacity_bytes=l2_capacity_bytes, l1_capacity_bytes=l1_capacity_bytes,
+                         max_wall_seconds=max_wall_seconds, max_trace_bytes=max_trace_bytes, t_start=t0)
+    program = ex.program
     order = cta_order(ex, ctas)
     total_wi = 0
     steps = 0
@@ -161,8 +157,38 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
         trace = KernelTrace(program, ex.grid, ex.block, ex.batches, ex.dram_read_sectors * 32,
                             dram_write_bytes=ex.touched.dram_write_bytes())
         trace.write_back_ratio = ex.touched.write_back_ratio()
+        trace.l2_stats = l2_stats(ex.touched)
     return FunctionalResult(mem.outputs(), trace, total_wi, steps, time.perf_counter() - t0, mem,
                             ctas_executed=len(order))
+
+
+def start_exec(record, program=None, *, want_trace=True, compute_values=True, clock_oracle=None, max_steps=None,
+               sm_of_cta=None, memory=None, seed=0, exact_fma=True, fast_tma=True, exact_tensor=False,
+               l2_capacity_bytes=None, l1_capacity_bytes=None, max_wall_seconds=None, max_trace_bytes=None,
+               t_start=None):
+    """The launch-wide state of a functional pass (budgets resolved, memory built): ``(ex, mem)``, for
+    :func:`run_functional` and the lazy trace (workloads/functional/lazy.py)."""
+    from ..memory import DeviceMemory
+
+    max_steps = _budget(max_steps, DEFAULT_MAX_STEPS, "max_steps")
+    max_wall_seconds = _budget(max_wall_seconds, DEFAULT_MAX_WALL_SECONDS, "max_wall_seconds")
+    max_trace_bytes = _budget(max_trace_bytes, DEFAULT_MAX_TRACE_BYTES, "max_trace_bytes")
+    if program is None:
+        program = record.program()
+    mem = memory if memory is not None else DeviceMemory.from_record(record, seed, init_values=True)
+    ex = _Exec(record, program, mem, want_trace=want_trace, compute_values=compute_values,
+               clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma,
+               fast_tma=fast_tma, exact_tensor=exact_tensor, l2_capacity_bytes=l2_capacity_bytes,
+               l1_capacity_bytes=l1_capacity_bytes, max_wall_seconds=max_wall_seconds,
+               max_trace_bytes=max_trace_bytes, t_start=t_start)
+    return ex, mem
+
+
+def l2_stats(l2) -> dict:
+    """The functional L2 model's launch totals (sectors): misses inserted, sectors dirtied, dirty sectors written
+    back, capacity (None: unbounded). Wave sampling extrapolates the write-back ratio from them (runner/waves.py)."""
+    return {"inserted": int(l2.clock), "dirtied": int(l2.dirtied_sectors), "writeback": int(l2.writeback_sectors),
+            "capacity": l2.C}
 
 
 def cta_order(ex, ctas=None) -> np.ndarray:
