@@ -112,8 +112,8 @@ def test_wave_sampling_extrapolates_within_its_bound(rms, detailed, count_ctas):
 
 def test_prefix_write_back_ratio_is_the_whole_grids():
     # a prefix that fits in the L2 writes nothing back; the grid writes back all but what stays dirty at its end
-    st = {"inserted": 3000, "dirtied": 1000, "writeback": 0, "capacity": 2000}
-    assert full_write_back_ratio(st, 1.0) == 0.0
-    r = full_write_back_ratio(st, 8.0)          # 8000 dirtied, a third of 2000 resident lines dirty at the end
-    assert r == pytest.approx(1 - (2000 / 3) / 8000)
+    st = {"inserted": 1500, "dirtied": 500, "writeback": 0, "capacity": 2000}
+    assert full_write_back_ratio(st, 1.0) == 0.0              # the prefix itself: its own ratio
+    r = full_write_back_ratio(st, 8.0)          # 4000 dirtied; a third of the 2000 resident sectors dirty at the end
+    assert r == pytest.approx(1 - (2000 / 3) / 4000)
     assert full_write_back_ratio({**st, "capacity": None}, 8.0) == 1.0
