@@ -55,6 +55,9 @@ def run_command(
     waves: Optional[int] = typer.Option(None, "--waves", help="Wave sampling: simulate the first K waves of a long "
                                         "grid in detail and extrapolate the rest, with a 1-sigma bound "
                                         "(runner/waves.py; grids of fewer than K+1 waves run in detail)."),
+    lazy: bool = typer.Option(False, "--lazy", help="Flat memory in detailed mode: run the functional pass batch by "
+                              "batch as CTAs launch and drop each batch once read (one more functional pass; "
+                              "bit-identical cycles; workloads/functional/lazy.py)."),
 ) -> None:
     """Simulate a launch record on an architecture."""
     from warpgraph.core.errors import UserError
@@ -84,7 +87,7 @@ def run_command(
                        want_outputs=save_outputs is not None, check=check, trace_path=trace,
                        trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
                        record_events=want_events, bundle=False if no_bundle else None, seed=seed, max_steps=max_steps,
-                       max_wall_seconds=max_wall_seconds, waves=waves,
+                       max_wall_seconds=max_wall_seconds, waves=waves, lazy=lazy or None,
                        on_phase=lambda name: bar.phase(f"{rec.name} on {arch}: {name}"), on_progress=bar.ctas)
     prov = _provenance(res, rec, arch, set_, seed, mode, record_path)
     if utilization is not None:

@@ -46,14 +46,26 @@ GPU is accounted for statistically.
   whole grid (its first touches: a stratum's first CTA reads shared tiles from DRAM, its others hit, so scaling
   the sampled CTA's reads over-counted GEMMs by up to 25 %); ratios (stalls, occupancy) come from the sampled SMs.
   ``metrics["sampling"]``: ``sms, seed, fraction, ctas_simulated, ctas_total, scale, cycles_error_pct`` and its
-  parts. Error estimate (1 sigma, % of cycles), two independent terms added in quadrature:
+  parts, ``functional_ctas``, ``functional`` ("sample" / "all"), ``functional_reason``, ``calibration_ctas``,
+  ``first_touch_ratio``, ``outputs``. Error estimate (1 sigma, % of cycles), two independent terms added in quadrature:
   *tail*: the spread of the two maxima, ``sigma * sqrt(Var M_N + Var M_k)``, plus one CTA launch latency when
   the last wave is partial; *work*: the relative spread of the sampled SMs' busy cycles per CTA, over
   ``sqrt(k)``, with the finite-population factor ``sqrt(1 - n_sub / n_ctas)`` (how far the sample's mean CTA
   cost may be from the grid's). The tail shift assumes the unsampled SMs are like the sampled ones; where the
   sample holds the slowest SMs by construction (GPC 0 in a one-wave launch) it overshoots (gemm_tma_M2048:
   +2.4 / +2.7 % vs detailed mode at measured / YAML clocks, 2026-12-03).
-* **Ghost fills** (runner/ghost_fills.py): each sampled CTA stands for the other CTAs of its stratum. Cross-SM
+* **Functional pass** (issue 18): only the sampled CTAs (and the first and last CTA, whose warp groups the timing
+  pass probes) are executed functionally and traced (``run_functional(ctas=...)``); the others are neither
+  executed nor kept, so the functional pass costs the sample's share and memory no longer grows with the grid. The
+  functional L2 model then sees only the sample's accesses: a sampled CTA is the first to read lines that an
+  unsampled neighbour fetched before it on the full grid. :meth:`Sample.calibrate_first_touches` estimates that
+  share from one full-order row of ``n_sms`` CTAs (a small extra functional pass without values) and scales the
+  unsampled SMs' HBM background and the reported DRAM reads with it. Outputs are not checkable (``--check`` is an
+  error; ``metrics["sampling"]["outputs"]`` says so). Kernels whose CTAs communicate through global memory (an
+  atomic whose result is read, ``ld.volatile`` / ``.acquire``: workloads/functional/subset.py) execute every
+  CTA, with ``functional_reason``; so does ``sample={"functional": "all"}`` (checkable outputs, ghost fills).
+* **Ghost fills** (runner/ghost_fills.py, only with ``functional: "all"``: they read the ghosts' own traces):
+  each sampled CTA stands for the other CTAs of its stratum. Cross-SM
   coupling through the L2 (components/memory.py ``l2.coalesce_scope``: reads of the same lines from SMs of one
   GPC share a lookup; a lookup of lines being filled from DRAM waits for the fill) would otherwise only happen
   among sampled CTAs. When a sampled CTA issues a cp.async, the same dynamic cp.async of its ghosts registers
