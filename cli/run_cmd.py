@@ -54,7 +54,8 @@ def run_command(
                                                      "budget in seconds (default 900; 0 = no limit)."),
     waves: Optional[int] = typer.Option(None, "--waves", help="Wave sampling: simulate the first K waves of a long "
                                         "grid in detail and extrapolate the rest, with a 1-sigma bound "
-                                        "(runner/waves.py; grids of fewer than K+1 waves run in detail)."),
+                                        "(runner/waves.py; grids of fewer than K+1 waves run in detail). With "
+                                        "--mode sampled: a sample of SMs runs the first K waves."),
     lazy: bool = typer.Option(False, "--lazy", help="Flat memory in detailed mode: run the functional pass batch by "
                               "batch as CTAs launch and drop each batch once read (one more functional pass; "
                               "bit-identical cycles; workloads/functional/lazy.py)."),
@@ -67,10 +68,11 @@ def run_command(
 
     mode = RunMode(mode).value
     if waves is not None:
-        if mode != "timing":
-            raise UserError(f"--waves with --mode {mode}", location="--waves",
-                            hint="--waves K is its own mode (the first K waves in detail on every SM)")
-        mode = "waves"
+        if mode == "functional":
+            raise UserError("--waves with --mode functional", location="--waves",
+                            hint="--waves K (every SM) or --mode sampled --waves K (a sample of SMs)")
+        if mode == "timing":
+            mode = "waves"
     if references is not None:
         from warpgraph.workloads.references import load_user_references
 

@@ -6,7 +6,10 @@ Overrides: keys of the arch YAML (``"tma.admission_depth": 8``) go to ``load_arc
 keys ``sass.<opcode>=N`` override the SASS issue-slot table (components/sass_cost.py).
 
 Modes: ``timing`` (detailed: every SM), ``sampled`` (runner/sampling.py: ``sample`` SMs in detail, the rest
-statistically; ``sample=None|k|[sm ids]|{"sms": k, "seed": s}``, seed defaults to ``seed``), ``functional``.
+statistically; ``sample=None|k|[sm ids]|{"sms": k, "seed": s}``, seed defaults to ``seed``), ``waves``
+(runner/waves.py: the first ``waves`` waves in detail, the rest extrapolated; ``mode="sampled", waves=k`` both),
+``functional``. ``lazy=True`` (detailed mode): the functional trace runs as CTAs launch and is dropped once read
+(workloads/functional/lazy.py; ``metrics["functional_trace"]``).
 ``bundle=False`` replays every warp on its own (validation of the warp-bundle model, runner/timing.py).
 """
 from __future__ import annotations
@@ -115,7 +118,7 @@ def _run_functional(record, program, **kw):
     return run_functional(record, program, **kw)
 
 
-def _plan_sample(sample, seed, record, program, spec, knobs):
+def _plan_sample(sample, seed, record, program, spec, knobs, n_ctas=None):
     """Sampled mode: the SMs and the stratified CTA sample (runner/sampling.py), from the same SM count and
     occupancy the timing pass uses."""
     import math
@@ -135,7 +138,8 @@ def _plan_sample(sample, seed, record, program, spec, knobs):
         # only cp.async / TMA reads share L2 lookups (components/memory.py): sample whole GPCs for them
         from warpgraph.components.structural import gpc_of_sms
         gpc_of = gpc_of_sms(spec.fabric, cfg.n_sms)
-    return smp.plan(int(math.prod(record.grid)), cfg.n_sms, occ.ctas_per_sm, cluster, gpc_of=gpc_of)
+    n = int(math.prod(record.grid)) if n_ctas is None else int(n_ctas)
+    return smp.plan(n, cfg.n_sms, occ.ctas_per_sm, cluster, gpc_of=gpc_of)
 
 
 def _reads_clock(program) -> bool:
@@ -201,18 +205,29 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
 
     smp = None
     subset = None      # sampled mode: the CTAs executed functionally (None: all of them)
+    wplan = None       # wave sampling (runner/waves.py): the first waves in detail, the rest extrapolated
+    if mode == "sampled" and waves is not None:
+        # sampled mode on the first waves only, the rest extrapolated (runner/waves.py ``finish_sampled``)
+        from warpgraph.runner.waves import plan_waves
+
+        wplan = plan_waves(waves, record, program, spec, knobs)
+        if wplan.fallback:
+            wplan = None
     if mode == "sampled":
-        smp = _plan_sample(sample, seed, record, program, spec, knobs)
+        smp = _plan_sample(sample, seed, record, program, spec, knobs, n_ctas=wplan.m if wplan else None)
         if smp.fallback:
             smp_info = smp.fallback_info()
             smp = None
+            if wplan is not None:    # the prefix is too small to sample: wave sampling alone
+                subset = wplan.ctas()
         else:
             subset = smp.functional_subset(program)
-            if subset is not None and check:
+            if wplan is not None and subset is None and smp.functional_reason:
+                subset = wplan.ctas()   # every CTA of the prefix
+            if (subset is not None or wplan is not None) and check:
                 raise UserError(f"--check in sampled mode: only {len(subset)} of {smp.n_ctas} CTAs are executed "
                                 f"functionally, so the outputs cannot be checked",
                                 hint="--mode timing or functional with --check, or sample={'functional': 'all'}")
-    wplan = None       # wave sampling (runner/waves.py): the first waves in detail, the rest extrapolated
     if mode == "waves":
         from warpgraph.runner.waves import plan_waves
 
@@ -268,7 +283,9 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
                      policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
                      shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
                      window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress)
-    if wplan is not None:
+    if wplan is not None and smp is not None:
+        wplan.finish_sampled(out, smp)
+    elif wplan is not None:
         wplan.finish(out)    # extrapolate the prefix to the whole grid (runner/waves.py)
     outputs = fres.outputs if compute else None
     if subset is not None:

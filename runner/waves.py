@@ -14,7 +14,10 @@ MICRO 2023: stop once the per-wave behaviour has converged), this mode
 3. reports ``cycles = T_prefix + (n - m) · s``: the full run's last CTA retires ``(n - m)`` retire slots after
    the prefix's last, and both end with a drain of the same shape.
 
-Counters (instructions, bytes) are scaled by ``n / m``. ``metrics["sampling"]``: ``mode: "waves"``, the waves
+Counters (instructions, bytes) are scaled by ``n / m``. ``simulate(mode="sampled", waves=k)`` (``run --mode sampled
+--waves K``) combines both: the SM sample (runner/sampling.py) runs the prefix's CTAs, the rate comes from the
+mini-GPU's retires scaled by the share of CTAs it runs, and the two error estimates add in quadrature
+(``mode: "sampled+waves"``). ``metrics["sampling"]``: ``mode: "waves"``, the waves
 simulated and in all, ``cycles_per_cta``, ``cycles_prefix`` and the 1-sigma ``cycles_error_pct``: the standard error
 of the rate from batch means (the fitted period in 8 contiguous chunks, a line through their means) times
 ``n - m``, plus in quadrature the spread of single retire cycles around the line (how far the last CTA's end may
@@ -81,7 +84,7 @@ class WavePlan:
         (swiglu_n16777216 in detail: 1.86 cycles per CTA over the first wave, 2.2 over the second, 2.31-2.34 from
         the third on)."""
         r = sorted(self.retire)
-        S = self.slots
+        S = getattr(self, "fit_slots", None) or self.slots
         hi = len(r) - S // 2
         lo = max(S // 2, min(len(r) - (3 * S) // 2, (3 * S) // 2))
         if hi - lo < 2 * _CHUNKS:
@@ -117,11 +120,31 @@ class WavePlan:
             drift = abs(s - sp)
         return s, se, sd, drift
 
+    def finish_sampled(self, out, smp) -> None:
+        """Sampled mode on the prefix (``simulate(mode="sampled", waves=k)``): ``out`` is the sample's outcome for
+        the ``m`` prefix CTAs (runner/sampling.py already scaled it to the full GPU); the rate comes from the
+        mini-GPU's retires (``len(sms) · ctas_per_sm`` slots), which retire ``ctas_simulated / m`` of the full
+        GPU's CTAs per cycle; the error adds the sample's and the extrapolation's in quadrature."""
+        sm = dict(out.metrics.get("sampling") or {})
+        self.fit_slots = max(1, len(smp.sms) * smp.ctas_per_sm)
+        share = sm.get("ctas_simulated", self.m) / self.m
+        self._finish(out, rate_scale=share)
+        w = out.metrics["sampling"]
+        err = math.hypot(w["cycles_error_pct"], sm.get("cycles_error_pct", 0.0))
+        sm.update({"mode": "sampled+waves", "waves": w, "cycles_error_pct": round(err, 3),
+                   "ctas_total": self.n, "outputs": w["outputs"]})
+        out.metrics["sampling"] = sm
+        out.stats.group("sampling").set("cycles_error_pct", round(err, 3))
+
     def finish(self, out) -> None:
         """Extrapolate ``out`` (the prefix's TimingOutcome) to the whole grid; ``metrics["sampling"]``."""
+        self._finish(out)
+
+    def _finish(self, out, rate_scale: float = 1.0) -> None:
         m = out.metrics
         raw = int(m.get("cycles", 0))
         s, se, sd, drift = self.fit()
+        s, se, drift = s * rate_scale, se * rate_scale, drift * rate_scale
         rest = self.n - self.m
         cycles = int(round(raw + rest * s))
         err = math.sqrt((se * rest) ** 2 + sd ** 2 + (drift * rest) ** 2)
