@@ -263,9 +263,11 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
                                max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap,
                                **({"ctas": subset} if subset is not None else {}))
     if smp is not None and subset is not None:   # the unsampled CTAs' share of the DRAM first touches (runner/sampling.py)
+        # (on the same device memory: the block's addresses and control flow are what it measures)
         smp.calibrate_first_touches(fres.trace, lambda ctas: _run_functional(
             record, program, want_trace=True, compute_values=False, max_steps=max_steps,
-            max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, ctas=ctas).trace)
+            max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, ctas=ctas,
+            memory=fres.memory).trace)
     functional_s = time.perf_counter() - t_f
     trace = fres.trace
     if wplan is not None:

@@ -158,8 +158,10 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                             dram_write_bytes=ex.touched.dram_write_bytes())
         trace.write_back_ratio = ex.touched.write_back_ratio()
         trace.l2_stats = l2_stats(ex.touched)
-    return FunctionalResult(mem.outputs(), trace, total_wi, steps, time.perf_counter() - t0, mem,
-                            ctas_executed=len(order))
+    # without computed values the buffers are not results: no copy of them (it doubled the buffers' memory of
+    # every timing run)
+    return FunctionalResult(mem.outputs(copy=bool(compute_values)), trace, total_wi, steps, time.perf_counter() - t0,
+                            mem, ctas_executed=len(order))
 
 
 def start_exec(record, program=None, *, want_trace=True, compute_values=True, clock_oracle=None, max_steps=None,
