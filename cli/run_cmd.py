@@ -59,6 +59,9 @@ def run_command(
     lazy: bool = typer.Option(False, "--lazy", help="Flat memory in detailed mode: run the functional pass batch by "
                               "batch as CTAs launch and drop each batch once read (one more functional pass; "
                               "bit-identical cycles; workloads/functional/lazy.py)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Time the launch as its GPC partitions in N "
+                                       "processes (runner/partitioned.py): the same statistics for every N; "
+                                       "at most one process per GPC is used."),
 ) -> None:
     """Simulate a launch record on an architecture."""
     from warpgraph.core.errors import UserError
@@ -82,6 +85,10 @@ def run_command(
         raise UserError("--trace / --utilization need a timing run", hint="--mode timing or sampled")
     if (trace_sms is not None or trace_window is not None) and not want_events:
         raise UserError("--trace-sms / --trace-window without --trace or --utilization", hint="add --trace out.json")
+    if jobs is not None and jobs < 1:
+        raise UserError(f"--jobs must be >= 1, got {jobs}", location="--jobs", hint="a positive integer")
+    if jobs is not None and mode != "timing":
+        raise UserError("--jobs partitions a detailed timing run", location="--jobs", hint="--mode timing")
     record_path = str(record if record is not None else DEFAULT_RECORD)
     rec = load_record(record_path)
     with progress(f"{rec.name} on {arch}", quiet=quiet) as bar:
@@ -89,7 +96,7 @@ def run_command(
                        want_outputs=save_outputs is not None, check=check, trace_path=trace,
                        trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
                        record_events=want_events, bundle=False if no_bundle else None, seed=seed, max_steps=max_steps,
-                       max_wall_seconds=max_wall_seconds, waves=waves, lazy=lazy or None,
+                       max_wall_seconds=max_wall_seconds, waves=waves, lazy=lazy or None, jobs=jobs,
                        on_phase=lambda name: bar.phase(f"{rec.name} on {arch}: {name}"), on_progress=bar.ctas)
     prov = _provenance(res, rec, arch, set_, seed, mode, record_path)
     if utilization is not None:

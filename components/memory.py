@@ -205,6 +205,7 @@ class MemorySystem:
         self._prune_at = 8192
         self.merged_bytes = 0      # read bytes merged into an outstanding L2 fill (no slice traffic; components/tma.py)
         self.mshr_stall_cycles = 0
+        self.on_share = None       # runner/partitioned.py: called (key, count index, t) when a read shares a lookup
         self.far_lines = 0
         # event recording (core/tracing.py): served bytes per level aggregated between samples, backlogs sampled
         self.rec = NULL_RECORDER
@@ -451,6 +452,8 @@ class MemorySystem:
         if (ent is not None and not dbytes and s1 < ent[0]
                 and (not self.lookup_cap or ent[3] < self.lookup_cap)):
             ent[3] += 1
+            if self.on_share is not None:   # partitioned timing: other views of the GPC count the share too
+                self.on_share(ck, 3, s1)
             self.merged_bytes += sbytes
             self.l2_read_bytes -= sbytes
             return ent[1]

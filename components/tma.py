@@ -81,6 +81,7 @@ class TmaUnit:
         self.fills: dict[int, tuple] = {}
         self._prune_at = 4096
         self.merge = True          # tests switch it off to compare
+        self.on_share = None       # runner/partitioned.py: called (key, count index, t) when a load shares a lookup
         self.merged_bytes = 0
         self.groups: dict[tuple[int, int], list] = {}  # (sm, warp) -> [committed group done..., open group done]
         self.rec = NULL_RECORDER  # event recorder (core/tracing.py); the runner swaps in a real one
@@ -210,6 +211,8 @@ class TmaUnit:
         cap = mem.lookup_cap
         if ent is not None and not dram_bytes and g0 < ent[0] and (not cap or ent[4] < cap):
             ent[4] += 1
+            if self.on_share is not None:   # partitioned timing: other views of the GPC count the share too
+                self.on_share(ck, 4, g0)
             self.merged_bytes += traffic
             mem.merged_bytes += traffic
             g1 = g0 + traffic / self.rate_l2

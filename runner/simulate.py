@@ -31,10 +31,11 @@ def _bool(v) -> bool:
 
 
 _TIMING_KEYS = {"policy": str, "n_sms": int, "registers": int, "shared_bytes": int, "bundle": _bool,
-                "window": int}
+                "window": int, "partition_window": int, "partition": str}
 #: valid ranges / choices of the runner knobs and the SASS issue-slot overrides (checked before simulating)
-_TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0, 1 << 24), "window": (0, 1 << 30)}
-_TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto", "standin")}
+_TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0, 1 << 24), "window": (0, 1 << 30),
+                  "partition_window": (1, 1 << 20)}
+_TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto", "standin"), "partition": ("gpc", "cpc")}
 _SASS_RANGE = (0, 1 << 16)
 
 
@@ -153,8 +154,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
              want_outputs: bool = False, check: bool = False, seed: int = 0, trace_path=None, sample=None,
              max_steps: int | None = None, bundle: bool | None = None, trace_window=None, trace_sms=None,
              record_events: bool = False, trace_max_events: int = 2_000_000, on_phase=None,
-             max_wall_seconds: float | None = None, on_progress=None, waves: int | None = None,
-             lazy: bool | None = None) -> RunResult:
+             max_wall_seconds: float | None = None, on_progress=None, jobs: int | None = None,
+             waves: int | None = None, lazy: bool | None = None) -> RunResult:
     """Simulate one launch record on an architecture (Contract 5).
 
     Tracing (timing / sampled modes): ``trace_path`` writes a Chrome/Perfetto trace-event JSON (``.json`` or
@@ -164,6 +165,9 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     Tracing never changes the simulated cycles. ``on_phase(name)``, when given, is called as each phase starts
     ("loading", "functional pass", "timing pass", "writing trace"; the CLI's progress display);
     ``on_progress(ctas_done, n_ctas, cycle)`` as each CTA of the timing pass retires.
+
+    ``jobs`` (timing mode): time the launch as its GPC partitions (runner/partitioned.py) in ``jobs``
+    processes; statistics are bit-identical for every ``jobs`` >= 1. None: the single-engine timing.
 
     Budgets of the functional pass: ``max_steps`` / ``max_wall_seconds`` (None: the defaults of
     ``workloads.functional.run``; 0: no limit); past one, a ``SimulationError`` names the stuck warps."""
@@ -175,6 +179,9 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     phase("loading")
     if mode not in ("timing", "functional", "sampled", "waves"):
         raise UserError(f"unknown mode {mode!r}", hint="timing, functional, sampled or waves")
+    if jobs is not None and mode != "timing":
+        raise UserError(f"jobs={jobs} partitions a detailed timing run, not mode {mode!r}",
+                        hint="mode='timing', or no jobs")
     if record_or_path is None:
         record_or_path = DEFAULT_RECORD
     record = record_or_path if isinstance(record_or_path, LaunchRecord) else load_record(record_or_path)
@@ -250,7 +257,9 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         # flat memory (workloads/functional/lazy.py): batches run as their CTAs launch, dropped once read
         from warpgraph.workloads.functional.lazy import lazy_trace, lazy_unsupported
 
-        why = "outputs are wanted (--check / outputs)" if compute else lazy_unsupported(program)
+        why = ("outputs are wanted (--check / outputs)" if compute else
+               "partitioned timing (jobs) reads the trace in several processes" if jobs is not None else
+               lazy_unsupported(program))
         lazy_info = {"lazy": why is None, "eager_reason": why}
     if lazy_info is not None and lazy_info["lazy"]:
         from warpgraph.workloads.functional.run import FunctionalResult
@@ -281,10 +290,29 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         bundle = knobs.get("bundle", True)
     rec = _make_recorder(trace_path, trace_window, trace_sms, record_events, trace_max_events)
     phase("timing pass")
-    out = run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
-                     policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
-                     shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
-                     window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress)
+    if jobs is None and ("partition" in knobs or "partition_window" in knobs):
+        raise UserError("timing.partition / timing.partition_window set without jobs: the single-engine timing "
+                        "has no partitions", location="--set timing.partition", hint="add jobs (--jobs N)")
+
+    def _time(trace):
+        if jobs is not None:
+            from warpgraph.runner.partitioned import run_timing_partitioned
+
+            if smp is not None or rec is not None or knobs.get("units", "auto") != "auto":
+                raise UserError("jobs for one launch (partitioned timing) runs detailed mode without event "
+                                "recording", hint="drop --jobs, or the trace / sampled options")
+            return run_timing_partitioned(
+                trace, spec, record=record, jobs=jobs, max_cycles=max_cycles, policy=knobs.get("policy"),
+                n_sms=knobs.get("n_sms"), registers=knobs.get("registers"), shared_bytes=knobs.get("shared_bytes"),
+                sass_overrides=sass_ov or None, bundle=bundle, window=knobs.get("window"),
+                partition_window=knobs.get("partition_window"), partition=knobs.get("partition"),
+                on_progress=on_progress)
+        return run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
+                          policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
+                          shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
+                          window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress)
+
+    out = _time(trace)
     if wplan is not None and smp is not None:
         wplan.finish_sampled(out, smp)
     elif wplan is not None:
@@ -309,10 +337,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
                 break
             n_prev = n2
             trace = fres2.trace
-            out = run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
-                             policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
-                             shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
-                             window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress)
+            out = _time(trace)
         del trace_dyn
         outputs = fres2.outputs
     if check:
