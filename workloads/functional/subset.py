@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cta_communication", "first_touch_bytes_by_cta", "thin_first_touches"]
+__all__ = ["cta_communication", "first_touch_bytes_by_cta"]
 
 _ORDERED = {"volatile", "acquire", "relaxed", "mmio"}
 
@@ -99,45 +99,3 @@ def first_touch_bytes_by_cta(trace) -> dict[int, int]:
         for c, v in zip(bt.ctas.tolist(), per_c.tolist()):
             res[int(c)] = int(v)
     return res
-
-
-def thin_first_touches(trace, ratio: float, seed: int = 0) -> None:
-    """Scale every DRAM first touch of ``trace`` by ``ratio`` (unbiased stochastic rounding, seeded), in place:
-    the first-touch payloads get their own copies, so payload rows shared with other instructions stay as they
-    were. Used by sampled mode: a CTA of the sample is the first to touch lines that, on the full grid, an
-    unsampled neighbour fetched before it (runner/sampling.py ``calibrate_first_touches``)."""
-    rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, 0x5A4D])
-    cols = _ft_cols(trace.program)
-    for bt in trace.batches:
-        pairs = _ft_pairs(bt, cols)
-        if not pairs:
-            continue
-        base = len(bt.payload_arr)
-        new_rows, remap = [], {}
-        for p, (col, unit, low), _n in pairs:
-            row = bt.payload_arr[p].copy()
-            v = row[:, col]
-            if low:
-                hi, lo = v & ~np.int64(_MASK32), v & _MASK32
-            else:
-                hi, lo = 0, v
-            scaled = np.floor(lo * ratio + rng.random(len(lo))).astype(np.int64)
-            scaled = np.minimum(np.maximum(scaled, 0), lo if ratio <= 1 else scaled)
-            if unit == 1:       # TMA first-touch bytes stay whole 32-B sectors
-                scaled = np.floor(lo * ratio / 32.0 + rng.random(len(lo))).astype(np.int64) * 32
-                scaled = np.minimum(scaled, lo) if ratio <= 1 else scaled
-            row[:, col] = hi + scaled if low else scaled
-            remap[(p, (col, unit, low))] = base + len(new_rows)
-            new_rows.append(row)
-        bt.payload_arr = np.concatenate([bt.payload_arr, np.stack(new_rows)])
-        cls = _cls_of(cols)
-        pay = bt.pay.astype(np.int64)
-        has = pay >= 0
-        cid = np.where(has, cls[bt.pc], -1)
-        sel = np.flatnonzero(cid >= 0)
-        keys = pay[sel] * 8 + cid[sel]
-        lut = {p * 8 + _SPECS.index(c): v for (p, c), v in remap.items()}
-        uk, inv = np.unique(keys, return_inverse=True)
-        pay[sel] = np.array([lut[int(k)] for k in uk.tolist()], dtype=np.int64)[inv]
-        bt.pay = pay.astype(np.int32)
-        bt._warp_cache = {}
