@@ -52,6 +52,13 @@ def run_command(
                                             "error naming the stuck warps."),
     max_wall_seconds: Optional[float] = typer.Option(None, "--max-wall-seconds", help="Functional-pass wall-clock "
                                                      "budget in seconds (default 900; 0 = no limit)."),
+    waves: Optional[int] = typer.Option(None, "--waves", help="Wave sampling: simulate the first K waves of a long "
+                                        "grid in detail and extrapolate the rest, with a 1-sigma bound "
+                                        "(runner/waves.py; grids of fewer than K+1 waves run in detail). With "
+                                        "--mode sampled: a sample of SMs runs the first K waves."),
+    lazy: bool = typer.Option(False, "--lazy", help="Flat memory in detailed mode: run the functional pass batch by "
+                              "batch as CTAs launch and drop each batch once read (one more functional pass; "
+                              "bit-identical cycles; workloads/functional/lazy.py)."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Time the launch as its GPC partitions in N "
                                        "processes (runner/partitioned.py): the same statistics for every N; "
                                        "at most one process per GPC is used."),
@@ -66,6 +73,12 @@ def run_command(
     from warpgraph.workloads.record import load_record
 
     mode = RunMode(mode).value
+    if waves is not None:
+        if mode == "functional":
+            raise UserError("--waves with --mode functional", location="--waves",
+                            hint="--waves K (every SM) or --mode sampled --waves K (a sample of SMs)")
+        if mode == "timing":
+            mode = "waves"
     if references is not None:
         from warpgraph.workloads.references import load_user_references
 
@@ -86,7 +99,7 @@ def run_command(
                        want_outputs=save_outputs is not None, check=check, trace_path=trace,
                        trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
                        record_events=want_events, bundle=False if no_bundle else None, seed=seed, max_steps=max_steps,
-                       max_wall_seconds=max_wall_seconds, jobs=jobs,
+                       max_wall_seconds=max_wall_seconds, waves=waves, lazy=lazy or None, jobs=jobs,
                        trace_cache=False if no_trace_cache else None,
                        on_phase=lambda name: bar.phase(f"{rec.name} on {arch}: {name}"), on_progress=bar.ctas)
     prov = _provenance(res, rec, arch, set_, seed, mode, record_path)

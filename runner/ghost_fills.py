@@ -1,5 +1,9 @@
 """Ghost fills of sampled mode: the DRAM fills of the CTAs a sampled CTA stands for.
 
+They read the ghosts' own functional traces, so they run only with ``sample={"functional": "all"}`` (every CTA
+executed, as before issue 18); the default sampled mode executes only the sampled CTAs (runner/sampling.py) and
+represents the unsampled CTAs' DRAM traffic statistically instead (``Sample.calibrate_first_touches``).
+
 On the full GPU the CTAs of one stratum of the launch order (runner/sampling.py: a sampled CTA and the
 ``n_ctas / n_sub - 1`` unsampled CTAs next to it) run at the same time on neighbouring SMs and execute the same
 code. When they read lines that other CTAs read too (GEMM operand tiles), one request fetches the line from DRAM

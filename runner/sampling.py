@@ -46,14 +46,26 @@ GPU is accounted for statistically.
   whole grid (its first touches: a stratum's first CTA reads shared tiles from DRAM, its others hit, so scaling
   the sampled CTA's reads over-counted GEMMs by up to 25 %); ratios (stalls, occupancy) come from the sampled SMs.
   ``metrics["sampling"]``: ``sms, seed, fraction, ctas_simulated, ctas_total, scale, cycles_error_pct`` and its
-  parts. Error estimate (1 sigma, % of cycles), two independent terms added in quadrature:
+  parts, ``functional_ctas``, ``functional`` ("sample" / "all"), ``functional_reason``, ``calibration_ctas``,
+  ``first_touch_ratio``, ``outputs``. Error estimate (1 sigma, % of cycles), two independent terms added in quadrature:
   *tail*: the spread of the two maxima, ``sigma * sqrt(Var M_N + Var M_k)``, plus one CTA launch latency when
   the last wave is partial; *work*: the relative spread of the sampled SMs' busy cycles per CTA, over
   ``sqrt(k)``, with the finite-population factor ``sqrt(1 - n_sub / n_ctas)`` (how far the sample's mean CTA
   cost may be from the grid's). The tail shift assumes the unsampled SMs are like the sampled ones; where the
   sample holds the slowest SMs by construction (GPC 0 in a one-wave launch) it overshoots (gemm_tma_M2048:
   +2.4 / +2.7 % vs detailed mode at measured / YAML clocks, 2026-12-03).
-* **Ghost fills** (runner/ghost_fills.py): each sampled CTA stands for the other CTAs of its stratum. Cross-SM
+* **Functional pass** (issue 18): only the sampled CTAs (and the first and last CTA, whose warp groups the timing
+  pass probes) are executed functionally and traced (``run_functional(ctas=...)``); the others are neither
+  executed nor kept, so the functional pass costs the sample's share and memory no longer grows with the grid. The
+  functional L2 model then sees only the sample's accesses: a sampled CTA is the first to read lines that an
+  unsampled neighbour fetched before it on the full grid. :meth:`Sample.calibrate_first_touches` estimates that
+  share from one full-order row of ``n_sms`` CTAs (a small extra functional pass without values) and scales the
+  unsampled SMs' HBM background and the reported DRAM reads with it. Outputs are not checkable (``--check`` is an
+  error; ``metrics["sampling"]["outputs"]`` says so). Kernels whose CTAs communicate through global memory (an
+  atomic whose result is read, ``ld.volatile`` / ``.acquire``: workloads/functional/subset.py) execute every
+  CTA, with ``functional_reason``; so does ``sample={"functional": "all"}`` (checkable outputs, ghost fills).
+* **Ghost fills** (runner/ghost_fills.py, only with ``functional: "all"``: they read the ghosts' own traces):
+  each sampled CTA stands for the other CTAs of its stratum. Cross-SM
   coupling through the L2 (components/memory.py ``l2.coalesce_scope``: reads of the same lines from SMs of one
   GPC share a lookup; a lookup of lines being filled from DRAM waits for the fill) would otherwise only happen
   among sampled CTAs. When a sampled CTA issues a cp.async, the same dynamic cp.async of its ghosts registers
@@ -127,9 +139,13 @@ class Sample:
         self.n_ctas = 0
         self.ctas_per_sm = 1
         self.fallback: str | None = None
+        self.cluster = 1
         self.sched: SubsetScheduler | None = None
         self.ghosts: dict[int, list[int]] = {}   # sampled CTA -> the unsampled CTAs of its stratum
         self.ghost_fills: bool | str = True      # replay the ghosts' cp.async fills ("all": TMA too; ghost_fills.py)
+        self.functional: str = "sample"          # "sample": execute only the sampled CTAs functionally; "all"
+        self.subset: list[int] | None = None     # the CTAs executed functionally (None: every CTA)
+        self.functional_reason: str | None = None  # why every CTA was executed
 
     # -- the sample --------------------------------------------------------------------------------------
     def choose(self, n_sms: int) -> list[int]:
@@ -174,7 +190,7 @@ class Sample:
         each SM, given when reads of one GPC share L2 lookups): sample whole GPCs and the CTAs they run on the
         full GPU (:meth:`_plan_gpcs`)."""
         self.n_ctas, self.n_sms, self.ctas_per_sm = int(n_ctas), int(n_sms), max(1, int(ctas_per_sm))
-        cl = max(1, int(cluster))
+        cl = self.cluster = max(1, int(cluster))
         by_gpc = (gpc_of is not None and self.ids is None and cl == 1 and len(gpc_of) == n_sms
                   and max(gpc_of) > 0 and self.k < n_sms)
         self.sms = self.choose_gpcs(gpc_of) if by_gpc else self.choose(n_sms)
@@ -240,6 +256,70 @@ class Sample:
                 self.ghosts[twins[i % len(twins)]].append(c)
         return self
 
+    def functional_subset(self, program) -> list[int] | None:
+        """The CTAs the functional pass executes: only the sampled ones (the others are neither executed nor
+        traced), or None (every CTA) when ``sample={"functional": "all"}`` or when the kernel's CTAs communicate
+        through global memory (workloads/functional/subset.py; the reason goes to ``metrics["sampling"]``).
+        Ghost fills need the ghosts' own traces, so they are off with a subset."""
+        from warpgraph.workloads.functional.subset import cta_communication
+
+        self.subset = None
+        if self.fallback:
+            return None
+        if self.functional == "all":
+            self.functional_reason = "sample option functional='all'"
+            return None
+        why = cta_communication(program)
+        if why:
+            self.functional_reason = why
+            return None
+        # the timing pass reads the first and the last CTA's warp groups to decide the sub-partition merge
+        # (runner/timing.py BundleBuilder.balanced): they are executed too (whole clusters)
+        cl = max(1, self.cluster)
+        probe = {j for c in (0, self.n_ctas - 1) for j in range(c // cl * cl, c // cl * cl + cl)}
+        self.subset = sorted(set(self.ctas) | probe)
+        self.ghosts = {}
+        return self.subset
+
+    def calibration_block(self) -> list[int]:
+        """The CTAs ``0 .. B-1`` whose full-order functional pass calibrates the first touches of a subset
+        trace: the first row of ``n_sms`` CTAs (the first wave's, one per SM: sampled and unsampled neighbours in
+        the proportion of the sample); whole clusters, at most the grid."""
+        cl = max(1, self.cluster)
+        b = min(self.n_ctas, -(-max(self.n_sms, 1) // cl) * cl)
+        return list(range(b))
+
+    def calibrate_first_touches(self, trace, run_block) -> None:
+        """Correct a subset trace's DRAM first touches for the unsampled CTAs (ghost statistics from a small
+        subset). A sampled CTA is the first of the subset to read lines that, on the full grid, an unsampled
+        neighbour launched before it already fetched (GEMM operand tiles; gemm_tma_M2048 with GPCs 0 and 4:
+        2.75x the grid's DRAM reads before this correction, +5.3 % cycles vs detailed). ``run_block(ctas)``
+        executes :meth:`calibration_block` in launch order (every CTA of it) and returns its trace; the ratio
+        ``first_touch_ratio`` (at most 1) of its first-touch bytes per CTA to the first-touch bytes per sampled
+        CTA of the block in the subset trace scales the DRAM reads that the unsampled SMs add to the HBM servers
+        (:meth:`scale_units`) and the reported ``dram_read_bytes``. The sampled CTAs keep their own first
+        touches: the sample holds GPC 0, which on the full GPU runs the first CTA of every row and does fetch
+        them (thinning the sampled CTAs' own first touches instead made gemm_tma_M2048 8 % fast). Kernels whose
+        CTAs read disjoint data get ratio 1. The block is the start of the launch, where the L2 is cold: on
+        grids of several waves the later waves reuse more, so the correction is partial there."""
+        from warpgraph.workloads.functional.subset import first_touch_bytes_by_cta
+
+        self.first_touch_ratio, self.calibration_ctas = 1.0, 0
+        if self.subset is None:
+            return
+        block = self.calibration_block()
+        inset = set(self.subset)
+        mine = [c for c in block if c in inset]
+        if not mine or len(mine) == len(block):
+            return
+        cal = run_block(block)
+        self.calibration_ctas = len(block)
+        full, sub = first_touch_bytes_by_cta(cal), first_touch_bytes_by_cta(trace)
+        num = sum(full.get(c, 0) for c in block) / len(block)       # per CTA of the full order
+        den = sum(sub.get(c, 0) for c in mine) / len(mine)          # per sampled CTA of the subset order
+        ratio = min(1.0, num / den) if den > 0 else 1.0
+        self.first_touch_ratio = ratio
+
     def assign(self, n_ctas: int, n_sms: int, ctas_per_sm: int) -> dict[int, list[int]]:
         """A nominal ``{sm: [cta, ...]}`` of the sample (round robin; the run itself schedules dynamically with
         :meth:`scheduler`)."""
@@ -257,11 +337,15 @@ class Sample:
         sampled SMs brings the matching requests of the unsampled SMs (``n_sms / k - 1`` times its amount) as
         background work (:class:`_SharedServer`)."""
         f = len(self.sms) / n_sms
+        rho = getattr(self, "first_touch_ratio", 1.0) if self.subset is not None else 1.0
         for attr in ("l2_srv", "hbm_srv", "fill_srv"):
             srvs = getattr(mem, attr, None)
+            # a subset trace: the unsampled SMs' DRAM reads are ``first_touch_ratio`` of what the sampled
+            # CTAs' first touches would make them (calibrate_first_touches), so the HBM background is too
+            fa = min(1.0, f / rho) if (attr == "hbm_srv" and rho > 0) else f
             for i, srv in enumerate(srvs or ()):
                 if hasattr(srv, "rate") and hasattr(srv, "inv") and hasattr(srv, "free"):
-                    srvs[i] = _SharedServer.wrap(srv, f)
+                    srvs[i] = _SharedServer.wrap(srv, fa)
 
     # -- the result --------------------------------------------------------------------------------------
     def _tail_margin(self) -> int:
@@ -377,6 +461,12 @@ class Sample:
         for key in ("warp_instructions", "ptx_warp_instructions", "dram_read_bytes", "dram_write_bytes", "l2_bytes"):
             if key in m:
                 m[key] = int(round(m[key] * sf))
+        if self.subset is not None:
+            # the functional pass saw only the sample: its first touches are scaled like the rest, with the
+            # unsampled CTAs' share from the calibration block (calibrate_first_touches)
+            exact = None
+            if "dram_read_bytes" in m:
+                m["dram_read_bytes"] = int(round(m["dram_read_bytes"] * getattr(self, "first_touch_ratio", 1.0)))
         for key, v in (exact or {}).items():
             if key in m and v is not None:
                 m[key] = int(v)
@@ -396,6 +486,13 @@ class Sample:
             "ctas_per_sm": self.ctas_per_sm, "strata": len(self.ctas), "cycles_sampled_sms": raw,
             **err, "sm_end_cycles": [core.sm_end[s] for s in self.sms],
             "sm_ctas": [self.sched.count.get(s, 0) for s in self.sms] if self.sched is not None else None,
+            "functional_ctas": len(self.subset) if self.subset is not None else n_ctas,
+            "functional": "sample" if self.subset is not None else "all",
+            "functional_reason": self.functional_reason,
+            "calibration_ctas": getattr(self, "calibration_ctas", 0),
+            "first_touch_ratio": round(getattr(self, "first_touch_ratio", 1.0), 4),
+            "outputs": (f"not checkable: only the {len(self.subset)} sampled CTAs of {n_ctas} were executed"
+                        if self.subset is not None else "every CTA executed"),
         }
         g = out.stats.group("sampling")
         g.set("sms", len(self.sms))
@@ -501,14 +598,19 @@ def make_sample(sample, seed: int = 0) -> Sample:
     if sample is None:
         return Sample(DEFAULT_SMS, seed)
     if isinstance(sample, dict):
-        bad = set(sample) - {"sms", "seed", "ghost_fills"}
+        bad = set(sample) - {"sms", "seed", "ghost_fills", "functional"}
         if bad:
-            raise UserError(f"unknown sample option(s) {sorted(bad)}", hint="keys: sms, seed, ghost_fills")
+            raise UserError(f"unknown sample option(s) {sorted(bad)}", hint="keys: sms, seed, ghost_fills, functional")
+        fn = sample.get("functional", "sample")
+        if fn not in ("sample", "all"):
+            raise UserError(f"sample option functional={fn!r}", hint="'sample' (only the sampled CTAs are executed "
+                            "functionally, the default) or 'all' (every CTA: outputs checkable, ghost fills)")
         smp = Sample(sample.get("sms", DEFAULT_SMS), int(sample.get("seed", seed)))
         gf = sample.get("ghost_fills", True)
         if gf not in (True, False, "all"):
             raise UserError(f"sample option ghost_fills={gf!r}", hint="true, false or 'all' (cp.async and TMA)")
         smp.ghost_fills = gf
+        smp.functional = fn
         return smp
     if isinstance(sample, (int, list, tuple)):
         return Sample(sample if isinstance(sample, int) else list(sample), seed)

@@ -6,7 +6,10 @@ Overrides: keys of the arch YAML (``"tma.admission_depth": 8``) go to ``load_arc
 keys ``sass.<opcode>=N`` override the SASS issue-slot table (components/sass_cost.py).
 
 Modes: ``timing`` (detailed: every SM), ``sampled`` (runner/sampling.py: ``sample`` SMs in detail, the rest
-statistically; ``sample=None|k|[sm ids]|{"sms": k, "seed": s}``, seed defaults to ``seed``), ``functional``.
+statistically; ``sample=None|k|[sm ids]|{"sms": k, "seed": s}``, seed defaults to ``seed``), ``waves``
+(runner/waves.py: the first ``waves`` waves in detail, the rest extrapolated; ``mode="sampled", waves=k`` both),
+``functional``. ``lazy=True`` (detailed mode): the functional trace runs as CTAs launch and is dropped once read
+(workloads/functional/lazy.py; ``metrics["functional_trace"]``).
 ``bundle=False`` replays every warp on its own (validation of the warp-bundle model, runner/timing.py).
 """
 from __future__ import annotations
@@ -157,7 +160,7 @@ def _functional_pass(record, program, trace_cache, extra_key: dict, **kw):
     return fres, "miss"
 
 
-def _plan_sample(sample, seed, record, program, spec, knobs):
+def _plan_sample(sample, seed, record, program, spec, knobs, n_ctas=None):
     """Sampled mode: the SMs and the stratified CTA sample (runner/sampling.py), from the same SM count and
     occupancy the timing pass uses."""
     import math
@@ -177,7 +180,8 @@ def _plan_sample(sample, seed, record, program, spec, knobs):
         # only cp.async / TMA reads share L2 lookups (components/memory.py): sample whole GPCs for them
         from warpgraph.components.structural import gpc_of_sms
         gpc_of = gpc_of_sms(spec.fabric, cfg.n_sms)
-    return smp.plan(int(math.prod(record.grid)), cfg.n_sms, occ.ctas_per_sm, cluster, gpc_of=gpc_of)
+    n = int(math.prod(record.grid)) if n_ctas is None else int(n_ctas)
+    return smp.plan(n, cfg.n_sms, occ.ctas_per_sm, cluster, gpc_of=gpc_of)
 
 
 def _reads_clock(program) -> bool:
@@ -192,7 +196,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
              max_steps: int | None = None, bundle: bool | None = None, trace_window=None, trace_sms=None,
              record_events: bool = False, trace_max_events: int = 2_000_000, on_phase=None,
              max_wall_seconds: float | None = None, on_progress=None, jobs: int | None = None,
-             trace_cache=None) -> RunResult:
+             trace_cache=None, waves: int | None = None, lazy: bool | None = None) -> RunResult:
     """Simulate one launch record on an architecture (Contract 5).
 
     Tracing (timing / sampled modes): ``trace_path`` writes a Chrome/Perfetto trace-event JSON (``.json`` or
@@ -221,8 +225,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     t0 = time.perf_counter()
     phase = on_phase or (lambda name: None)
     phase("loading")
-    if mode not in ("timing", "functional", "sampled"):
-        raise UserError(f"unknown mode {mode!r}", hint="timing, functional or sampled")
+    if mode not in ("timing", "functional", "sampled", "waves"):
+        raise UserError(f"unknown mode {mode!r}", hint="timing, functional, sampled or waves")
     if jobs is not None and mode != "timing":
         raise UserError(f"jobs={jobs} partitions a detailed timing run, not mode {mode!r}",
                         hint="mode='timing', or no jobs")
@@ -255,21 +259,89 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     from warpgraph.runner.timing import run_timing
 
     smp = None
+    subset = None      # sampled mode: the CTAs executed functionally (None: all of them)
+    wplan = None       # wave sampling (runner/waves.py): the first waves in detail, the rest extrapolated
+    if mode == "sampled" and waves is not None:
+        # sampled mode on the first waves only, the rest extrapolated (runner/waves.py ``finish_sampled``)
+        from warpgraph.runner.waves import plan_waves
+
+        wplan = plan_waves(waves, record, program, spec, knobs)
+        if wplan.fallback:
+            wplan = None
     if mode == "sampled":
-        smp = _plan_sample(sample, seed, record, program, spec, knobs)
+        smp = _plan_sample(sample, seed, record, program, spec, knobs, n_ctas=wplan.m if wplan else None)
         if smp.fallback:
             smp_info = smp.fallback_info()
             smp = None
+            if wplan is not None:    # the prefix is too small to sample: wave sampling alone
+                subset = wplan.ctas()
+        else:
+            subset = smp.functional_subset(program)
+            if wplan is not None and subset is None and smp.functional_reason:
+                subset = wplan.ctas()   # every CTA of the prefix
+            if (subset is not None or wplan is not None) and check:
+                raise UserError(f"--check in sampled mode: only {len(subset)} of {smp.n_ctas} CTAs are executed "
+                                f"functionally, so the outputs cannot be checked",
+                                hint="--mode timing or functional with --check, or sample={'functional': 'all'}")
+    if mode == "waves":
+        from warpgraph.runner.waves import plan_waves
+
+        wplan = plan_waves(waves, record, program, spec, knobs)
+        if wplan.fallback:
+            smp_info = wplan.fallback_info()
+            wplan = None
+        else:
+            subset = wplan.ctas()
+            if check:
+                raise UserError(f"--check with wave sampling: only the first {wplan.m} of {wplan.n} CTAs are "
+                                f"executed functionally, so the outputs cannot be checked",
+                                hint="--mode timing or functional with --check")
     phase("functional pass")
     t_f = time.perf_counter()
     l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
     l1cap = _l1_bytes_per_cta(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"))
-    fres, trace_cache_state = _functional_pass(
-        record, program, trace_cache, {"mode": mode, "sample": _sample_key(sample, seed) if mode == "sampled" else None},
-        want_trace=True, compute_values=compute, max_steps=max_steps, max_wall_seconds=max_wall_seconds,
-        l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+    lazy_info = None
+    if lazy and mode == "timing":
+        # flat memory (workloads/functional/lazy.py): batches run as their CTAs launch, dropped once read
+        from warpgraph.workloads.functional.lazy import lazy_trace, lazy_unsupported
+
+        why = ("outputs are wanted (--check / outputs)" if compute else
+               "partitioned timing (jobs) reads the trace in several processes" if jobs is not None else
+               lazy_unsupported(program))
+        lazy_info = {"lazy": why is None, "eager_reason": why}
+    if lazy_info is not None and lazy_info["lazy"]:
+        from warpgraph.workloads.functional.run import FunctionalResult
+
+        lt = lazy_trace(record, program, compute_values=False, max_steps=max_steps,
+                        max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+        fres = FunctionalResult(None, lt, 0, ctas_executed=lt.n_ctas)
+        trace_cache_state = "off"
+    elif subset is not None:
+        fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
+                               max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap,
+                               ctas=subset)
+        trace_cache_state = "off"
+    else:
+        fres, trace_cache_state = _functional_pass(
+            record, program, trace_cache,
+            {"mode": mode, "sample": _sample_key(sample, seed) if mode == "sampled" else None, "waves": waves},
+            want_trace=True, compute_values=compute, max_steps=max_steps, max_wall_seconds=max_wall_seconds,
+            l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+    if smp is not None and subset is not None:   # the unsampled CTAs' share of the DRAM first touches (runner/sampling.py)
+        # (on the same device memory: the block's addresses and control flow are what it measures)
+        smp.calibrate_first_touches(fres.trace, lambda ctas: _run_functional(
+            record, program, want_trace=True, compute_values=False, max_steps=max_steps,
+            max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, ctas=ctas,
+            memory=fres.memory).trace)
     functional_s = time.perf_counter() - t_f
     trace = fres.trace
+    if wplan is not None:
+        from warpgraph.runner.waves import truncate_trace
+
+        trace = truncate_trace(trace, wplan.m, wplan.n)
+        wplan.write_back_ratio = trace.write_back_ratio
+        wplan.write_back_ratio_prefix = getattr(trace, "write_back_ratio_prefix", trace.write_back_ratio)
+        on_progress = wplan.progress_hook(on_progress)
     if bundle is None:
         bundle = knobs.get("bundle", True)
     rec = _make_recorder(trace_path, trace_window, trace_sms, record_events, trace_max_events)
@@ -297,8 +369,14 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
                           window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress)
 
     out = _time(trace)
+    if wplan is not None and smp is not None:
+        wplan.finish_sampled(out, smp)
+    elif wplan is not None:
+        wplan.finish(out)    # extrapolate the prefix to the whole grid (runner/waves.py)
     outputs = fres.outputs if compute else None
-    if compute and _reads_clock(program) and out.clock_issue:
+    if subset is not None:
+        outputs = None     # only the sampled CTAs ran: metrics['sampling']['outputs'] says so
+    if compute and subset is None and _reads_clock(program) and out.clock_issue:
         # Clock oracle (design.md, execution model 4). A kernel whose control flow reads the clock (a spin
         # `while (clock() - t < N)`) takes a different path under the oracle than in the first functional pass
         # (whose clock is a slow counter, so spin loops overshoot): re-time the oracle run's trace until its
@@ -331,9 +409,16 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     m["timing_warp_instructions_per_second"] = (m["warp_instructions"] / m["timing_wall_seconds"]
                                                 if m["timing_wall_seconds"] > 0 else 0.0)
     m.setdefault("roofline", _roofline(m, spec, record, program, trace))
-    if mode == "sampled" and smp is None:
+    if mode in ("sampled", "waves") and smp is None and wplan is None:
         m["sampling"] = smp_info      # fell back to a detailed run (runner/sampling.py says when)
     m.setdefault("sampling", {"mode": "detailed", "sms": None, "seed": None, "fraction": 1.0})
+    if lazy_info is not None:
+        if lazy_info["lazy"]:
+            lt = fres.trace
+            lazy_info.update(prepass_seconds=round(lt.prepass_seconds, 3), batches_run=lt.batches_run,
+                             peak_batches_alive=lt.peak_batches_alive,
+                             lazy_functional_seconds=round(lt.functional_seconds, 3))
+        m["functional_trace"] = lazy_info
     events = None
     if rec is not None:
         rec.meta["record"] = record.name

@@ -163,6 +163,8 @@ def _to_arrays(trace) -> dict[str, np.ndarray]:
             "dram_first_touch_bytes": int(trace.dram_first_touch_bytes),
             "dram_write_bytes": int(trace.dram_write_bytes),
             "write_back_ratio": float(getattr(trace, "write_back_ratio", 1.0)),
+            "cluster": [int(c) for c in (getattr(trace, "cluster", None) or (1, 1, 1))],
+            "l2_stats": getattr(trace, "l2_stats", None),
             "wpc": [int(b.wpc) for b in trace.batches], "n_batches": len(trace.batches)}
     out = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
     for i, b in enumerate(trace.batches):
@@ -194,6 +196,9 @@ def _from_arrays(z, program):
     t = KernelTrace(program, meta["grid"], meta["block"], batches, meta["dram_first_touch_bytes"],
                     dram_write_bytes=meta["dram_write_bytes"])
     t.write_back_ratio = float(meta["write_back_ratio"])
+    t.cluster = tuple(meta.get("cluster") or (1, 1, 1))
+    if meta.get("l2_stats") is not None:
+        t.l2_stats = meta["l2_stats"]
     return t
 
 

@@ -33,6 +33,8 @@ class FunctionalResult:
     steps: int = 0
     wall_seconds: float = 0.0
     memory: object = None
+    #: CTAs executed (the whole grid, or the ``ctas`` subset of sampled mode)
+    ctas_executed: int = 0
 
 
 class _Exec:
@@ -97,12 +99,15 @@ class _Exec:
         self.written = self.touched.dirty_view if want_trace else None
         self.dram_read_sectors = 0
         self.batches = []
+        # True: keep every batch's trace; a set of CTAs: only the batches holding one (lazy.py's pre-pass)
+        self.keep_batches = True
 
     def new_batch_trace(self, ctas):
         if not self.want_trace:
             return None
         bt = BatchTrace(ctas, self.wpc)
-        self.batches.append(bt)
+        if self.keep_batches is True or (self.keep_batches and not self.keep_batches.isdisjoint(ctas.tolist())):
+            self.batches.append(bt)
         return bt
 
 
@@ -120,8 +125,10 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                    max_steps=None, sm_of_cta=None, memory=None, seed=0, max_lanes=1 << 16,
                    exact_fma=True, fast_tma=True, exact_tensor=False,
                    l2_capacity_bytes=None, l1_capacity_bytes=None, max_wall_seconds=None,
-                   max_trace_bytes=None) -> FunctionalResult:
-    """Execute ``program`` (default ``record.program()``) for the whole grid of ``record``.
+                   max_trace_bytes=None, ctas=None) -> FunctionalResult:
+    """Execute ``program`` (default ``record.program()``) for the whole grid of ``record``, or only the CTAs
+    ``ctas`` (global indices, whole clusters; sampled mode: the others are neither executed nor traced, their
+    outputs stay as initialised, and the L2 model sees only these CTAs' accesses, in launch order).
 
     ``memory``: a prepared :class:`~warpgraph.workloads.memory.DeviceMemory` (default: built from the record
     with ``seed``). Returns outputs (every buffer), the trace and the dynamic warp-instruction count.
@@ -131,8 +138,40 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
     limit. Past one, a :class:`SimulationError` names the stuck warps, their PCs and PTX lines."""
     import time
 
-    from ..memory import DeviceMemory
     t0 = time.perf_counter()
+    ex, mem = start_exec(record, program, want_trace=want_trace, compute_values=compute_values,
+                         clock_oracle=clock_oracle, max_steps=max_steps, sm_of_cta=sm_of_cta, memory=memory, seed=seed,
+                         exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor,
+                         l2_capacity_bytes=l2_capacity_bytes, l1_capacity_bytes=l1_capacity_bytes,
+                         max_wall_seconds=max_wall_seconds, max_trace_bytes=max_trace_bytes, t_start=t0)
+    program = ex.program
+    order = cta_order(ex, ctas)
+    total_wi = 0
+    steps = 0
+    for b in iter_batches(ex, order, max_lanes):
+        total_wi += b.wi
+        steps = b.steps_done
+    trace = None
+    if want_trace:
+        trace = KernelTrace(program, ex.grid, ex.block, ex.batches, ex.dram_read_sectors * 32,
+                            dram_write_bytes=ex.touched.dram_write_bytes())
+        trace.write_back_ratio = ex.touched.write_back_ratio()
+        trace.l2_stats = l2_stats(ex.touched)
+        trace.cluster = ex.cluster          # clusters: the timing pass places and connects whole clusters
+    # without computed values the buffers are not results: no copy of them (it doubled the buffers' memory of
+    # every timing run)
+    return FunctionalResult(mem.outputs(copy=bool(compute_values)), trace, total_wi, steps, time.perf_counter() - t0,
+                            mem, ctas_executed=len(order))
+
+
+def start_exec(record, program=None, *, want_trace=True, compute_values=True, clock_oracle=None, max_steps=None,
+               sm_of_cta=None, memory=None, seed=0, exact_fma=True, fast_tma=True, exact_tensor=False,
+               l2_capacity_bytes=None, l1_capacity_bytes=None, max_wall_seconds=None, max_trace_bytes=None,
+               t_start=None):
+    """The launch-wide state of a functional pass (budgets resolved, memory built): ``(ex, mem)``, for
+    :func:`run_functional` and the lazy trace (workloads/functional/lazy.py)."""
+    from ..memory import DeviceMemory
+
     max_steps = _budget(max_steps, DEFAULT_MAX_STEPS, "max_steps")
     max_wall_seconds = _budget(max_wall_seconds, DEFAULT_MAX_WALL_SECONDS, "max_wall_seconds")
     max_trace_bytes = _budget(max_trace_bytes, DEFAULT_MAX_TRACE_BYTES, "max_trace_bytes")
@@ -140,33 +179,74 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
         program = record.program()
     mem = memory if memory is not None else DeviceMemory.from_record(record, seed, init_values=True)
     ex = _Exec(record, program, mem, want_trace=want_trace, compute_values=compute_values,
-               clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor,
-               l2_capacity_bytes=l2_capacity_bytes, l1_capacity_bytes=l1_capacity_bytes,
-               max_wall_seconds=max_wall_seconds, max_trace_bytes=max_trace_bytes, t_start=t0)
+               clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma,
+               fast_tma=fast_tma, exact_tensor=exact_tensor, l2_capacity_bytes=l2_capacity_bytes,
+               l1_capacity_bytes=l1_capacity_bytes, max_wall_seconds=max_wall_seconds,
+               max_trace_bytes=max_trace_bytes, t_start=t_start)
+    return ex, mem
+
+
+def l2_stats(l2) -> dict:
+    """The functional L2 model's launch totals (sectors): misses inserted, sectors dirtied, dirty sectors written
+    back, capacity (None: unbounded). Wave sampling extrapolates the write-back ratio from them (runner/waves.py)."""
+    return {"inserted": int(l2.clock), "dirtied": int(l2.dirtied_sectors), "writeback": int(l2.writeback_sectors),
+            "capacity": l2.C}
+
+
+def cta_order(ex, ctas=None) -> np.ndarray:
+    """The CTAs to execute, in launch order (cluster after cluster, CTAs by rank: cluster.py ``cluster_order``):
+    all of the grid, or ``ctas`` (checked: in range, whole clusters)."""
     n_ctas = int(np.prod(ex.grid))
+    full = np.asarray(cluster_order(ex.grid, ex.cluster), dtype=np.int64)
+    if ctas is None:
+        return full
+    order = np.unique(np.asarray(list(ctas), dtype=np.int64))
+    if len(order) and (order[0] < 0 or order[-1] >= n_ctas):
+        raise UserError(f"CTA subset out of range: {int(order[0])}..{int(order[-1])} of a {n_ctas}-CTA grid",
+                        hint=f"CTA indices 0..{n_ctas - 1}")
+    pos = np.empty(n_ctas, dtype=np.int64)
+    pos[full] = np.arange(n_ctas, dtype=np.int64)
+    order = order[np.argsort(pos[order], kind="stable")]
+    cs = ex.csize
+    if cs > 1 and len(order):
+        need = np.unique(pos[order] // cs)
+        if len(order) != len(need) * cs:
+            raise UserError(f"CTA subset splits a cluster of {cs} CTAs", hint="whole clusters only")
+    return order
+
+
+class _Done:
+    """A finished batch of :func:`iter_batches`: its trace (or None), warp instructions, steps so far."""
+    __slots__ = ("trace", "ctas", "wi", "steps_done")
+
+    def __init__(self, trace, ctas, wi, steps_done):
+        self.trace, self.ctas, self.wi, self.steps_done = trace, ctas, wi, steps_done
+
+
+def iter_batches(ex, order: np.ndarray, max_lanes: int = 1 << 16):
+    """Execute the CTAs ``order`` (launch order) batch by batch (at most ``max_lanes`` threads, whole clusters),
+    yielding each finished batch (:class:`_Done`). The batches are the same however the caller consumes them, so
+    a lazy consumer (workloads/functional/lazy.py) sees exactly the eager pass."""
     lpc = ex.wpc * 32
     cs = ex.csize
     per = max(cs, (max(1, int(max_lanes) // lpc) // cs) * cs)     # whole clusters per batch
-    order = cluster_order(ex.grid, ex.cluster)                    # cluster after cluster, CTAs by rank
-    total_wi = 0
     steps = 0
-    with np.errstate(all="ignore"):
-        for s in range(0, n_ctas, per):
-            ctas = order[s:s + per]
+    for s in range(0, len(order), per):
+        ctas = order[s:s + per]
+        with np.errstate(all="ignore"):
             b = Batch(ex, ctas)
             wi, st = _run_batch(ex, b, steps)
-            total_wi += wi
-            steps += st
-            if b.trace is not None:
-                ex.trace_bytes_done += _batch_trace_bytes(b.trace)
-                b.trace.finish()
-    trace = None
-    if want_trace:
-        trace = KernelTrace(program, ex.grid, ex.block, ex.batches, ex.dram_read_sectors * 32,
-                            dram_write_bytes=ex.touched.dram_write_bytes())
-        trace.write_back_ratio = ex.touched.write_back_ratio()
-        trace.cluster = ex.cluster          # clusters: the timing pass places and connects whole clusters
-    return FunctionalResult(mem.outputs(), trace, total_wi, steps, time.perf_counter() - t0, mem)
+        steps += st
+        bt = b.trace
+        if bt is not None:
+            ex.trace_bytes_done += _batch_trace_bytes(bt)
+            bt.finish()
+        # the batch's instruction handlers close over it (a reference cycle), so its registers and shared memory
+        # (hundreds of MB for a 2^16-lane batch) would live until the next cyclic collection: peak memory then
+        # grew with the number of batches (rmsnorm_rows4096: 8 batches' registers alive at the end). Drop them now.
+        vars(b).clear()
+        del b
+        yield _Done(bt, ctas, wi, steps)
 
 
 def _run_batch(ex, b: Batch, steps0: int):

@@ -141,6 +141,8 @@ class KernelTrace:
         for bi, b in enumerate(batches):
             for k, c in enumerate(b.ctas):
                 self._where[int(c)] = (bi, k)
+        #: CTAs the trace holds (all of the grid, or sampled mode's subset)
+        self.executed_ctas = len(self._where)
 
     def cta_coords(self, cta: int) -> tuple:
         gx, gy, _ = self.grid
@@ -150,7 +152,14 @@ class KernelTrace:
         if not 0 <= g < self.n_warps:
             raise IndexError(f"warp {g} out of range (n_warps={self.n_warps})")
         cta, w = divmod(int(g), self.warps_per_cta)
-        bi, k = self._where[cta]
+        loc = self._where.get(cta)
+        if loc is None:
+            from warpgraph.core.errors import SimulationError
+
+            raise SimulationError(f"CTA {cta} was not executed functionally: the trace holds {self.executed_ctas} "
+                                  f"of the {self.n_ctas} CTAs (sampled mode's subset)",
+                                  hint="a timing model that reads only the sampled CTAs' streams")
+        bi, k = loc
         b = self.batches[bi]
         return b.warp_stream(k * self.warps_per_cta + w)
 
