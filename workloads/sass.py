@@ -541,7 +541,14 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
     # 2. own class in the own block
     left: dict[int, Counter] = {}
     for pb, cnt in per_block.items():
-        for c, n in cnt.items():
+        for c, n in sorted(cnt.items(), key=lambda t: t[0] == "alu"):     # integer / float SASS last
+            if c == "alu":
+                # an SFU-class PTX op that ptxas made without a MUFU (div by a common denominator: one
+                # reciprocal, then an FMUL per division) is one of the block's float ops
+                bare = [i for i in pblocks[pb] if cat[i] == "sfu" and cost[i] == 0][:n]
+                for i in bare:
+                    cost[i] = 1
+                n -= len(bare)
             cands = [i for i in pblocks[pb] if cat[i] == c]
             if cands:
                 give(cands, n)
