@@ -105,7 +105,7 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
         text = getattr(ins, "text", "") or ""
         cost, rule = sass_per_ptx(ins.opcode, tuple(ins.mods), text)
         if guided is not None:
-            cost, rule = guided[i], f"SASS ({guided_tool})"
+            cost, rule = guided.cost[i], f"SASS ({guided_tool})"
         if sass_overrides and ins.opcode in sass_overrides:
             cost, rule = int(sass_overrides[ins.opcode]), "override"
         dsts = tuple(ins.dsts)
@@ -150,7 +150,13 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
             lat = 8
         if cost == 0 and op == C.OP_ALU:
             op = C.OP_FREE
-        if pipe == P_SFU and cost > 1:
+        if guided is not None and rule.startswith("SASS"):
+            # of the instruction's SASS only guided.pipe[i] run on its pipe (the rest: uniform datapath, other
+            # units), so the pipe is busy that many intervals, not cost x interval
+            gp = guided.pipe[i]
+            if cost > 0 and gp < cost:
+                ii = -(-ii * gp // cost)
+        elif pipe == P_SFU and cost > 1:
             # a multi-SASS expansion of an SFU op (non-ftz ex2, div.full, ...) holds ONE MUFU; its other SASS are
             # FP32 ops: the SFU pipe is busy one interval per PTX instruction, not cost x interval
             ii = -(-ii // cost)

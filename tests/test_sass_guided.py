@@ -122,6 +122,7 @@ def test_attribution_conserves_sass_and_hoists_invariants():
     att = SS.attribute(prog, insts, tool)
     # every reachable SASS is charged exactly once; floors add one each; the div.rn slow path is not reachable
     assert sum(att.cost.values()) == att.static_sass - att.retry + att.floors
+    assert all(0 <= att.pipe[i] <= att.cost[i] for i in att.cost)
     assert att.unreachable > 0
     # the loop-invariant k*k*7 is hoisted by ptxas: the loop body costs what the SASS loop issues per iteration
     by = {ins.line: ins for ins in prog.instructions}

@@ -249,6 +249,13 @@ _CAT_PREFIX = (
 _CAT = {root: cat for cat, roots in _CAT_PREFIX for root in roots}
 
 
+def _uniform(op: str) -> bool:
+    """An integer op of the uniform datapath (``UIADD3``, ``UMOV``, ``ULEA``, ``R2UR``...): one per warp, on
+    the uniform pipe, not the vector integer / FP32 pipes."""
+    root = op.split(".", 1)[0]
+    return root in ("R2UR", "S2UR", "LDCU") or (root.startswith("U") and sass_category(op) == "alu")
+
+
 def sass_category(op: str) -> str:
     """Issue class of a SASS opcode: mem, bar, ctrl, tensor, sfu, mio or alu (integer / float / uniform)."""
     return _CAT.get(op.split(".", 1)[0], "alu")
@@ -421,6 +428,8 @@ class SassAttribution:
     """Per PTX instruction index: SASS issue cost; totals and what went where, for reports and tests."""
 
     cost: dict[int, int]
+    pipe: dict[int, int]         # how many of those SASS run on the PTX instruction's own pipe (the rest: the
+                                 # uniform datapath, or another class's unit)
     static_sass: int             # SASS instructions of the entry reachable without CALL
     unreachable: int             # CALL-only subroutines, padding
     retry: int                   # out-of-line retry paths of mbarrier poll loops (not charged)
@@ -523,12 +532,17 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
         if sdepth[b] < pdepth[pb]:
             pb = hoist_target(pb, sdepth[b])
             hoisted += 1
-        per_block.setdefault(pb, Counter())[sass_category(s.op)] += 1
+        c = sass_category(s.op)
+        if c == "alu" and _uniform(s.op):
+            c = "ualu"
+        per_block.setdefault(pb, Counter())[c] += 1
 
     cost = [0] * len(pins)
+    pipe = [0] * len(pins)
 
-    def give(cands: list[int], n: int) -> None:
-        """n SASS onto the candidates, the cheapest first (fills the instructions ptxas gave none first)."""
+    def give(cands: list[int], n: int, own: bool = True) -> None:
+        """n SASS onto the candidates, the cheapest first (fills the instructions ptxas gave none first);
+        ``own``: they run on the candidates' pipe."""
         if not cands or n <= 0:
             return
         while n > 0:
@@ -536,12 +550,13 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
             for c in cands:
                 if cost[c] == lo and n > 0:
                     cost[c] += 1
+                    pipe[c] += 1 if own else 0
                     n -= 1
 
     # 2. own class in the own block
     left: dict[int, Counter] = {}
     for pb, cnt in per_block.items():
-        for c, n in sorted(cnt.items(), key=lambda t: t[0] == "alu"):     # integer / float SASS last
+        for c, n in sorted(cnt.items(), key=lambda t: t[0] in ("alu", "ualu")):  # integer / float SASS last
             if c == "alu":
                 # an SFU-class PTX op that ptxas made without a MUFU (div by a common denominator: one
                 # reciprocal, then an FMUL per division) is one of the block's float ops
@@ -549,9 +564,9 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
                 for i in bare:
                     cost[i] = 1
                 n -= len(bare)
-            cands = [i for i in pblocks[pb] if cat[i] == c]
+            cands = [i for i in pblocks[pb] if cat[i] == ("alu" if c == "ualu" else c)]
             if cands:
-                give(cands, n)
+                give(cands, n, own=c != "ualu")
             else:
                 left.setdefault(pb, Counter())[c] += n
     # 3. a class the block lacks: an instruction of that class in the same loop that ptxas gave nothing yet
@@ -568,16 +583,16 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
             rest = n - k
             if rest:
                 alu = [i for i in pblocks[pb] if cat[i] == "alu"] or list(pblocks[pb])
-                give(alu, rest)
+                give(alu, rest, own=False)
                 n_help += rest
     # 4. instructions with semantics of their own cost at least one issue slot
     floors = 0
     for i in range(len(pins)):
         if cost[i] == 0 and cat[i] != "alu":
-            cost[i] = 1
+            cost[i] = pipe[i] = 1
             floors += 1
     reach_n = sum(1 for i in range(len(insts)) if sblock_of[i] in sreach)
-    return SassAttribution({i: c for i, c in enumerate(cost)}, reach_n, unreachable, n_retry, hoisted,
+    return SassAttribution({i: c for i, c in enumerate(cost)}, {i: c for i, c in enumerate(pipe)}, reach_n, unreachable, n_retry, hoisted,
                            unattributed, n_region, n_help, floors, tool)
 
 
@@ -600,9 +615,8 @@ _WARNED: set = set()
 
 
 def guided_costs(program, record, isa: str = "sm_90a", overrides: dict | None = None
-                 ) -> tuple[list[int] | None, str]:
-    """Per-instruction SASS costs for the timing pass: ``(costs by instruction index, tool)``, or ``(None,
-    why)`` when the rules of components/sass_cost.py apply: no record, ``overrides["guided"] == 0``, or no
+                 ) -> tuple[SassAttribution | None, str]:
+    """Per-instruction SASS costs for the timing pass: ``(attribution, tool)``, or ``(None, why)`` when the rules of components/sass_cost.py apply: no record, ``overrides["guided"] == 0``, or no
     ptxas / nvdisasm (then a one-line warning, once per record and reason)."""
     if record is None:
         return None, "no record"
@@ -618,4 +632,4 @@ def guided_costs(program, record, isa: str = "sm_90a", overrides: dict | None = 
             warnings.warn(f"{key[0]}: no SASS-guided instruction costs ({tool}); using the per-opcode rules "
                           f"(install the 'triton' extra or a CUDA toolkit's ptxas and nvdisasm)", stacklevel=3)
         return None, tool
-    return [att.cost[i] for i in range(len(program.instructions))], tool
+    return att, tool
