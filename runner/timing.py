@@ -79,8 +79,8 @@ def _name(e) -> str:
 def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None) -> StaticTables:
     """Static per-instruction tables of ``program`` for the SM core.
 
-    SASS costs: from the SASS ptxas makes of ``record``'s PTX (workloads/sass.py) when a ptxas is found, else
-    the per-opcode rules (components/sass_cost.py); ``sass_overrides`` ``{"guided": 0}`` keeps the rules,
+    SASS costs: the per-opcode rules (components/sass_cost.py), or with ``sass_overrides`` ``{"guided": 1}``
+    the SASS ptxas makes of ``record``'s PTX (workloads/sass.py; the rules and a warning without ptxas);
     ``{opcode: n}`` sets an opcode's cost."""
     from warpgraph.workloads.sass import guided_costs
 

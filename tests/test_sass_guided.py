@@ -175,18 +175,23 @@ def test_without_ptxas_the_rules_apply_with_one_warning(monkeypatch):
     SS._WARNED.clear()
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        T = lower(prog, None, record=rec)
-        lower(prog, None, record=rec)
+        T = lower(prog, None, record=rec, sass_overrides={"guided": 1})
+        lower(prog, None, record=rec, sass_overrides={"guided": 1})
     msgs = [str(x.message) for x in w if "SASS-guided" in str(x.message)]
     assert len(msgs) == 1 and "no ptxas" in msgs[0]
     assert T.cost == [sass_per_ptx(i.opcode, tuple(i.mods), i.text)[0] for i in prog.instructions]
 
 
 @needs_tools
-def test_guided_option_off_keeps_the_rules():
+def test_guided_is_an_option_and_off_keeps_the_rules():
     rec = load_record(H200 / "gemm_tma_M2048_N2048_K2048")
     prog = rec.program()
-    on = lower(prog, None, record=rec)
+    on = lower(prog, None, record=rec, sass_overrides={"guided": 1})
     off = lower(prog, None, record=rec, sass_overrides={"guided": 0})
-    assert off.cost == [sass_per_ptx(i.opcode, tuple(i.mods), i.text)[0] for i in prog.instructions]
+    default = lower(prog, None, record=rec)
+    rules = [sass_per_ptx(i.opcode, tuple(i.mods), i.text)[0] for i in prog.instructions]
+    assert off.cost == rules
+    assert default.cost == (on.cost if SS.GUIDED_DEFAULT else rules)
     assert on.cost != off.cost and all(r.startswith("SASS") for r in on.ptx_cost_rule)
+    # uniform-datapath SASS (the K loop's UIADD3 / ULEA / R2UR) hold issue slots, not the integer pipe
+    assert any(on.ii[i] < off.ii[i] for i in range(len(prog.instructions)) if on.cost[i] > 1)
