@@ -510,6 +510,10 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
 
     # 1. every charged SASS instruction -> (PTX block, class)
     per_block: dict[int, Counter] = {}
+    direct: list[tuple[int, str]] = []
+    index_of_line: dict[int, int] = {}
+    for ins in pins:
+        index_of_line.setdefault(int(getattr(ins, "line", 0) or 0), ins.index)
     unreachable = n_retry = unattributed = hoisted = 0
     last_block = None
     for i, s in enumerate(insts):
@@ -535,10 +539,18 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
         c = sass_category(s.op)
         if c == "alu" and _uniform(s.op):
             c = "ualu"
-        per_block.setdefault(pb, Counter())[c] += 1
+        # the PTX instruction of the SASS's own line takes it when it is of that class, in that block
+        ix = index_of_line.get(s.line)
+        if ix is not None and pblock_of[ix] == pb and cat[ix] == ("alu" if c == "ualu" else c):
+            direct.append((ix, c))
+        else:
+            per_block.setdefault(pb, Counter())[c] += 1
 
     cost = [0] * len(pins)
     pipe = [0] * len(pins)
+    for ix, c in direct:
+        cost[ix] += 1
+        pipe[ix] += 0 if c == "ualu" else 1
 
     def give(cands: list[int], n: int, own: bool = True) -> None:
         """n SASS onto the candidates, the cheapest first (fills the instructions ptxas gave none first);
@@ -565,6 +577,10 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
                     cost[i] = 1
                 n -= len(bare)
             cands = [i for i in pblocks[pb] if cat[i] == ("alu" if c == "ualu" else c)]
+            if c in ("alu", "ualu"):
+                # integer helpers go to instructions that are real SASS already: one ptxas folded (a move, a
+                # widening) stays free, with no latency on the dependence chains through it
+                cands = [i for i in cands if cost[i] > 0] or cands
             if cands:
                 give(cands, n, own=c != "ualu")
             else:
@@ -582,7 +598,8 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
             n_region += k
             rest = n - k
             if rest:
-                alu = [i for i in pblocks[pb] if cat[i] == "alu"] or list(pblocks[pb])
+                alu = [i for i in pblocks[pb] if cat[i] == "alu"]
+                alu = [i for i in alu if cost[i] > 0] or alu or list(pblocks[pb])
                 give(alu, rest, own=False)
                 n_help += rest
     # 4. instructions with semantics of their own cost at least one issue slot
