@@ -19,11 +19,14 @@ This module asks ptxas itself, offline:
      per entry of that loop (to its preheader); copies of a line's SASS at several depths (a peeled first
      iteration, the out-of-line retry path of an ``mbarrier.try_wait`` loop) are counted once (their common
      part);
-   * the SASS of a PTX instruction's own class (``LDG`` for ``ld.global``, ``SYNCS.*`` for ``mbarrier``,
-     ``HGMMA`` / ``WARPGROUP.*`` for ``wgmma``, ``BRA`` for ``bra``...) is its cost; the helper SASS it needs
-     (``R2UR``, ``UMOV``, ``IADD3`` address arithmetic, ``ELECT`` predicates) is charged to the integer
-     instructions of the same PTX basic block (same execution count, and the integer pipe where it runs), so a
-     load's memory pipe is not held for its address arithmetic;
+   * a SASS instruction whose line's PTX instruction is of its class (``LDG`` for ``ld.global``, ``SYNCS.*`` for
+     ``mbarrier``, ``HGMMA`` / ``WARPGROUP.*`` for ``wgmma``, ``BRA`` for ``bra``...) in the same block is that
+     instruction's; the others of a class go to the block's instructions of that class (ptxas's line info is
+     approximate inside a block), and the helper SASS (``R2UR``, ``UMOV``, ``IADD3`` address arithmetic,
+     ``ELECT`` predicates) to the block's integer instructions that are SASS already (same execution count; a
+     move ptxas folded stays free), so a load's memory pipe is not held for its address arithmetic;
+   * uniform-datapath SASS and SASS of another unit take issue slots but not the instruction's pipe
+     (``SassAttribution.pipe``);
    * a PTX instruction with semantics of its own (memory, barrier, tensor, branch) costs at least 1 SASS.
 
 The SASS listing is cached on disk per (PTX, ISA, tools) like ``workloads/compiled.py``; without ptxas or
