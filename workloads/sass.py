@@ -635,8 +635,8 @@ _WARNED: set = set()
 
 
 #: SASS-guided costs are an option (``--set sass.guided=1``), off by default: they bring the warp-instruction
-#: counts to the hardware's (TMA GEMMs 0.78 -> 1.00) but did not lower the cycle error of the held-out and
-#: gallery sets (docs/accuracy.md, "SASS-guided instruction counts").
+#: counts to the hardware's (TMA GEMMs 0.78 -> 1.00) and lower the calibration / held-out cycle error, but raise
+#: the gallery's (docs/accuracy.md, "SASS-guided instruction counts"; loop unrolling is not detected).
 GUIDED_DEFAULT = False
 
 
