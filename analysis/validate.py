@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 __all__ = ["default_records_dir", "discover_records", "validate_one", "validate_records", "summarize",
            "cycle_error_stats", "pair_speedups", "dram_checks", "write_csv", "write_summary", "plot_scatter", "write_outputs",
-           "ROW_COLUMNS", "PAIR_PREFIXES", "top_stalls"]
+           "ROW_COLUMNS", "PAIR_PREFIXES", "top_stalls", "family_of", "stall_agreement", "family_summary"]
 
 #: columns of ``validation.csv`` (row dict keys), in order
 ROW_COLUMNS = (
@@ -35,7 +35,7 @@ ROW_COLUMNS = (
     "sim_occupancy_pct", "hw_occupancy_pct",
     "sim_top_stalls", "hw_top_stalls",
     "bound_cycles", "bound_by", "hw_over_bound", "sim_over_bound",
-    "wall_seconds",
+    "wall_seconds", "family", "stall_top3_agreement",
 )
 
 #: (prefix of the sm_80 variant, prefix of the sm_90a variant, label) — ``attn80_X`` pairs with ``attn_X``
@@ -113,6 +113,30 @@ def top_stalls(ratios: dict | None, k: int = 3) -> list[tuple[str, float]]:
     items = [(str(n), _num(v)) for n, v in ratios.items() if n not in _IGNORED_STALLS]
     items = [(n, v) for n, v in items if v is not None and v > 0]
     return sorted(items, key=lambda t: (-t[1], t[0]))[:k]
+
+
+def family_of(name: str, path: str | None = None) -> str:
+    """The kernel family of a launch: its name up to the first ``_``-separated token with a digit (the shape
+    part: ``gemm_tma_M2048_N2048_K2048`` -> ``gemm_tma``, ``attn80_B4_...`` -> ``attn80``, ``axpby_f32_n777``
+    -> ``axpby``), prefixed by the record's sub-folder when it sits in one (``gallery/softmax``)."""
+    toks = str(name).split("_")
+    keep = [toks[0]]
+    for t in toks[1:]:
+        if any(ch.isdigit() for ch in t):
+            break
+        keep.append(t)
+    fam = "_".join(keep)
+    parts = Path(str(path)).parts if path else ()
+    return f"{parts[0]}/{fam}" if len(parts) > 1 else fam
+
+
+def stall_agreement(sim: dict | None, hw: dict | None, k: int = 3) -> int | None:
+    """How many of the measured top-``k`` stall reasons are also in the simulated top-``k`` (None without a
+    measurement with at least one stall)."""
+    h = {n for n, _ in top_stalls(hw, k)}
+    if not h:
+        return None
+    return len(h & {n for n, _ in top_stalls(sim, k)})
 
 
 def _stall_text(mine: dict | None, other: dict | None, other_label: str) -> str:
@@ -193,6 +217,7 @@ def validate_one(record_dir: str | Path, arch: str = "h200", *, mode: str = "tim
         row["path"] = d.relative_to(Path(root)).as_posix() if root is not None and d != Path(root) else d.name
     except ValueError:
         row["path"] = str(d)
+    row["family"] = family_of(row["name"], row["path"] if not Path(row["path"]).is_absolute() else None)
     meas = _read_json(d / "measured.json")
     row["hw_cycles"] = _num((meas or {}).get("cycles"))
     row["hw_sass_warp_instructions"] = _num((meas or {}).get("sass_warp_instructions"))
@@ -238,6 +263,7 @@ def validate_one(record_dir: str | Path, arch: str = "h200", *, mode: str = "tim
         s_hw = (meas or {}).get("stall_ratios_per_issue")
         row["sim_top_stalls"] = _stall_text(s_sim, s_hw, "hw") or None
         row["hw_top_stalls"] = _stall_text(s_hw, s_sim, "sim") or None
+        row["stall_top3_agreement"] = stall_agreement(s_sim, s_hw)
     elif meas is not None:
         row["hw_top_stalls"] = _stall_text(meas.get("stall_ratios_per_issue"), None, "") or None
 
@@ -384,6 +410,28 @@ def _mean(xs):
     return sum(xs) / len(xs) if xs else None
 
 
+def family_summary(rows: Sequence[dict]) -> list[dict]:
+    """Per kernel family (:func:`family_of`, or the row's ``family``): launches, MAPE, bias, the worst launch,
+    mean SASS-instruction ratio and mean stall top-3 agreement, sorted by family."""
+    fams: dict[str, list[dict]] = {}
+    for r in rows:
+        fam = r.get("family") or family_of(str(r.get("name")), r.get("path"))
+        fams.setdefault(fam, []).append(r)
+    out = []
+    for fam in sorted(fams):
+        rs = fams[fam]
+        ok = [r for r in rs if r.get("status") == "ok" and r.get("error_pct") is not None]
+        errs = [r["error_pct"] for r in ok]
+        worst = max(ok, key=lambda r: abs(r["error_pct"]), default=None)
+        out.append({"family": fam, "n": len(rs), "n_compared": len(ok),
+                    "mape_pct": _mean([abs(e) for e in errs]), "bias_pct": _mean(errs),
+                    "worst_error_pct": worst["error_pct"] if worst else None,
+                    "worst_record": worst["name"] if worst else None,
+                    "mean_sass_ratio": _mean([r.get("sass_ratio") for r in ok]),
+                    "mean_stall_top3_agreement": _mean([r.get("stall_top3_agreement") for r in ok])})
+    return out
+
+
 def summarize(rows: Sequence[dict], *, arch: str | None = None, mode: str | None = None) -> dict[str, Any]:
     """Overall statistics of validation rows (see module docstring); JSON-ready."""
     ok = [r for r in rows if r.get("status") == "ok"]
@@ -409,6 +457,7 @@ def summarize(rows: Sequence[dict], *, arch: str | None = None, mode: str | None
         "mean_abs_occupancy_diff_pct": _mean([abs(r["sim_occupancy_pct"] - r["hw_occupancy_pct"]) for r in ok
                                               if r.get("sim_occupancy_pct") is not None
                                               and r.get("hw_occupancy_pct") is not None]),
+        "families": family_summary(rows),
         "speedup_pairs": pairs,
         "dram_memory_bound": {"tolerance_pct": 10.0, "checks": dram,
                               "fraction_within": (sum(c["within_tol"] for c in dram_known) / len(dram_known))

@@ -55,15 +55,30 @@ def _print_results(rows, summary, console) -> None:
     print_table(console, [cols[i] for i in keep], [[b[i] for i in keep] for b in body],
                 title=f"validation on {summary.get('arch')} ({summary.get('mode')})")
     if any(r.get("sim_top_stalls") or r.get("hw_top_stalls") for r in rows):
-        t2 = Table(title="top-3 stall reasons per issued instruction (other side's value in brackets)")
+        t2 = Table(title="top-3 stall reasons per issued instruction (other side's value in brackets; "
+                         "agree: measured top-3 also in the simulated top-3)")
         t2.add_column("launch", no_wrap=True)
         t2.add_column("simulated", overflow="fold")
         t2.add_column("hardware", overflow="fold")
+        t2.add_column("agree", justify="right")
         for r in rows:
             if r.get("sim_top_stalls") or r.get("hw_top_stalls"):
+                a = r.get("stall_top3_agreement")
                 t2.add_row(escape(r["name"]), escape(r.get("sim_top_stalls") or ""),
-                           escape(r.get("hw_top_stalls") or ""))
+                           escape(r.get("hw_top_stalls") or ""), "" if a is None else f"{a}/3")
         console.print(t2)
+    fams = [f for f in summary.get("families") or [] if f.get("n_compared")]
+    if fams:
+        t3 = Table(title="per family (kernel name prefix)")
+        for h in ("family", "launches", "MAPE", "bias", "worst", "SASS×", "stall agree"):
+            t3.add_column(h, justify="left" if h in ("family", "worst") else "right")
+        for f in fams:
+            w = f.get("worst_error_pct")
+            t3.add_row(escape(f["family"]), str(f["n_compared"]) + ("" if f["n"] == f["n_compared"] else f" of {f['n']}"),
+                       _f(f.get("mape_pct"), "{:.1f}%"), _f(f.get("bias_pct"), "{:+.1f}%"),
+                       "" if w is None else f"{_err_style(w)} {escape(str(f.get('worst_record')))}",
+                       _f(f.get("mean_sass_ratio"), "{:.2f}"), _f(f.get("mean_stall_top3_agreement"), "{:.1f}/3"))
+        console.print(t3)
     c = summary["cycles"]
     lines = [f"records: {summary['n_records']}  simulated: {summary['n_ok']}  failed: {summary['n_failed']}  "
              f"with measurements: {summary['n_measured']}"]

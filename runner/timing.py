@@ -81,9 +81,16 @@ def _name(e) -> str:
     return getattr(e, "name", str(e)).upper()
 
 
-def lower(program, spec=None, *, sass_overrides: dict | None = None) -> StaticTables:
-    """Static per-instruction tables of ``program`` for the SM core."""
+def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None) -> StaticTables:
+    """Static per-instruction tables of ``program`` for the SM core.
+
+    SASS costs: the per-opcode rules (components/sass_cost.py), or with ``sass_overrides`` ``{"guided": 1}``
+    the SASS ptxas makes of ``record``'s PTX (workloads/sass.py; the rules and a warning without ptxas);
+    ``{opcode: n}`` sets an opcode's cost."""
+    from warpgraph.workloads.sass import guided_costs
+
     insts = program.instructions
+    guided, guided_tool = guided_costs(program, record, str(sget(spec, "sm.isa", "sm_90a")), sass_overrides)
     nregs = len(program.reg_names)
     T = StaticTables(len(insts), nregs)
     mem_lat = int(sget(spec, "l2.near_latency_cycles", 258)) + int(sget(spec, "hbm.latency_cycles", 298))
@@ -102,6 +109,8 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None) -> StaticTa
         op = _KIND_OP.get(kind, C.OP_ALU)
         text = getattr(ins, "text", "") or ""
         cost, rule = sass_per_ptx(ins.opcode, tuple(ins.mods), text)
+        if guided is not None:
+            cost, rule = guided.cost[i], f"SASS ({guided_tool})"
         if sass_overrides and ins.opcode in sass_overrides:
             cost, rule = int(sass_overrides[ins.opcode]), "override"
         dsts = tuple(ins.dsts)
@@ -162,7 +171,13 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None) -> StaticTa
             op, aux = cl
         if cost == 0 and op == C.OP_ALU:
             op = C.OP_FREE
-        if pipe == P_SFU and cost > 1:
+        if guided is not None and rule.startswith("SASS"):
+            # of the instruction's SASS only guided.pipe[i] run on its pipe (the rest: uniform datapath, other
+            # units), so the pipe is busy that many intervals, not cost x interval
+            gp = guided.pipe[i]
+            if cost > 0 and gp < cost:
+                ii = -(-ii * gp // cost)
+        elif pipe == P_SFU and cost > 1:
             # a multi-SASS expansion of an SFU op (non-ftz ex2, div.full, ...) holds ONE MUFU; its other SASS are
             # FP32 ops: the SFU pipe is busy one interval per PTX instruction, not cost x interval
             ii = -(-ii // cost)
@@ -504,7 +519,7 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
     is called as each CTA retires (the CLI's progress bar; it cannot change the simulation)."""
     t_wall = time.perf_counter()
     prog = trace.program
-    tables = lower(prog, spec, sass_overrides=sass_overrides)
+    tables = lower(prog, spec, sass_overrides=sass_overrides, record=record)
     cfg = core_config(spec, n_sms=n_sms, policy=policy)
     occ = sm_occupancy(spec, prog, record, threads_per_cta=trace.threads_per_cta, registers=registers,
                        shared_bytes=shared_bytes)

@@ -1,0 +1,662 @@
+"""The SASS that ptxas makes of a record's PTX, attributed to PTX instructions (issue 15, SASS-guided counts).
+
+The per-opcode rules of ``components/sass_cost.py`` miss what ptxas does around the TMA / wgmma path (the
+``R2UR`` / ``UMOV`` / ``ELECT`` set-up of each ``UTMALDG``, ``SYNCS.*`` polls, ``WARPGROUP.*`` fences, uniform
+address arithmetic, predicates it rebuilds) and the moves and address arithmetic it expands or folds anywhere.
+This module asks ptxas itself, offline:
+
+1. the record's PTX is rewritten so that every instruction carries ``.loc 1 <its own PTX line> 0`` (the
+   kernel's own ``.file`` / ``.loc`` / debug sections are dropped), assembled with ``ptxas -lineinfo
+   -arch=<isa>`` (line info does not change the code: the SASS equals that of a plain ``ptxas`` run) and
+   disassembled with ``nvdisasm -g``: each SASS instruction names the PTX line it came from;
+2. :func:`attribute` turns the static SASS into a per-PTX-instruction issue cost for the timing pass, by
+   instruction semantics, never by a per-kernel factor:
+
+   * SASS the entry cannot reach without a ``CALL`` (the slow paths of ``div.rn`` / ``sqrt.rn``, the trailing
+     ``BRA`` self-loop and ``NOP`` padding) is never charged;
+   * loops are natural loops (dominators) on both sides; a SASS instruction at the PTX instruction's own loop
+     depth is charged where the PTX executes; one at a shallower depth was hoisted by ptxas and is charged once
+     per entry of that loop (to its preheader); copies of a line's SASS at several depths (a peeled first
+     iteration, the out-of-line retry path of an ``mbarrier.try_wait`` loop) are counted once (their common
+     part);
+   * a SASS instruction whose line's PTX instruction is of its class (``LDG`` for ``ld.global``, ``SYNCS.*`` for
+     ``mbarrier``, ``HGMMA`` / ``WARPGROUP.*`` for ``wgmma``, ``BRA`` for ``bra``...) in the same block is that
+     instruction's; the others of a class go to the block's instructions of that class (ptxas's line info is
+     approximate inside a block), and the helper SASS (``R2UR``, ``UMOV``, ``IADD3`` address arithmetic,
+     ``ELECT`` predicates) to the block's integer instructions that are SASS already (same execution count; a
+     move ptxas folded stays free), so a load's memory pipe is not held for its address arithmetic;
+   * uniform-datapath SASS and SASS of another unit take issue slots but not the instruction's pipe
+     (``SassAttribution.pipe``);
+   * a PTX instruction with semantics of its own (memory, barrier, tensor, branch) costs at least 1 SASS.
+
+The SASS listing is cached on disk per (PTX, ISA, tools) like ``workloads/compiled.py``; without ptxas or
+nvdisasm the rules of ``components/sass_cost.py`` apply and the caller says so once.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = ["SassInst", "tag_ptx", "parse_nvdisasm", "find_nvdisasm", "sass_listing", "attribute",
+           "SassAttribution", "sass_category", "natural_loop_depth", "record_sass_costs", "guided_costs", "GUIDED_DEFAULT"]
+
+_TIMEOUT_S = 120
+
+
+@dataclass(frozen=True)
+class SassInst:
+    """One SASS instruction of the entry: address, opcode with modifiers, guard, PTX line, branch target."""
+
+    addr: int
+    op: str
+    guard: str = ""
+    line: int = 0
+    target: int | None = None     # branch target address (BRA / BRX / JMP), None otherwise
+
+
+# ----------------------------------------------------------------------------------------------- PTX tagging
+_INSTR_LINE = re.compile(r"^\s*(@!?%?\w+\s+)?[a-z][a-z0-9_]*(\.[\w:]+)*(\s|;)")
+
+
+def tag_ptx(ptx_text: str) -> str:
+    """``ptx_text`` with ``.loc 1 <line> 0`` before every instruction line (its own line number) and a single
+    ``.file 1 "kernel.ptx"``; the original ``.file`` / ``.loc`` and the DWARF ``.section`` blocks are dropped."""
+    out: list[str] = []
+    in_section = False
+    for i, raw in enumerate(ptx_text.splitlines(), start=1):
+        s = raw.strip()
+        if s.startswith(".section"):
+            in_section = True
+        if in_section:
+            # a DWARF section block runs to its closing brace (at the module level)
+            if s.startswith("}"):
+                in_section = False
+            out.append("")
+            continue
+        if s.startswith(".file") or s.startswith(".loc"):
+            out.append("")
+            continue
+        if s.startswith(".address_size"):
+            out.append(raw)
+            out.append('.file 1 "kernel.ptx"')
+            continue
+        code = s.split("//", 1)[0].strip()
+        if code and ";" in code and not code.startswith(".") and _INSTR_LINE.match(code):
+            out.append(f".loc 1 {i} 0")
+        out.append(raw)
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ nvdisasm output
+_FUNC = re.compile(r"^\s*\.text\.(\S+?):\s*$")
+_LINE = re.compile(r'//## File "[^"]*", line (\d+)')
+_INSN = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?);")
+_LABEL = re.compile(r"^(\.L_x_\d+):")
+_TARGET = re.compile(r"`\((\.L_x_\d+)\)")
+
+
+def parse_nvdisasm(text: str, entry: str) -> list[SassInst]:
+    """The SASS instructions of ``entry`` from ``nvdisasm -g`` output (each with its PTX line, 0 if none)."""
+    rows: list[tuple[int, str, str, int, str | None]] = []
+    labels: dict[str, int] = {}
+    cur = None
+    line = 0
+    pending: list[str] = []
+    for raw in text.splitlines():
+        m = _FUNC.match(raw)
+        if m:
+            cur = m.group(1)
+            line = 0
+            continue
+        if raw.startswith("//----"):
+            cur = None
+            continue
+        if cur != entry:
+            continue
+        m = _LINE.search(raw)
+        if m:
+            line = int(m.group(1))
+            continue
+        m = _LABEL.match(raw)
+        if m:
+            pending.append(m.group(1))
+            continue
+        m = _INSN.match(raw)
+        if not m:
+            continue
+        addr = int(m.group(1), 16)
+        for lb in pending:
+            labels[lb] = addr
+        pending = []
+        body = m.group(2).strip()
+        guard = ""
+        if body.startswith("@"):
+            guard, _, body = body.partition(" ")
+            body = body.strip()
+        op = body.split(None, 1)[0] if body else ""
+        t = _TARGET.search(body)
+        rows.append((addr, op, guard, line, t.group(1) if t else None))
+    end = (rows[-1][0] + 16) if rows else 0
+    for lb in pending:
+        labels[lb] = end
+    return [SassInst(a, op, g, ln, labels.get(t) if t else None) for a, op, g, ln, t in rows]
+
+
+# ------------------------------------------------------------------------------------------------- tools
+def find_nvdisasm(ptxas_path: str) -> str | None:
+    """nvdisasm next to ``ptxas_path`` (Triton wheel / CUDA toolkit bin), else on PATH."""
+    p = Path(ptxas_path).with_name("nvdisasm")
+    if p.is_file():
+        return str(p)
+    return shutil.which("nvdisasm")
+
+
+def _cache_dir() -> Path | None:
+    from warpgraph.workloads.compiled import _cache_dir as base
+
+    d = base()
+    if d is None:
+        return None
+    d = d.parent / "sass"
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return d
+
+
+@lru_cache(maxsize=64)
+def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str, tool: str
+                 ) -> tuple[tuple[SassInst, ...], str]:
+    key = hashlib.sha256("\0".join(("sass/1", ptx_text, entry, isa, ptxas, nvdisasm, tool)).encode()
+                         ).hexdigest()[:32]
+    cdir = _cache_dir()
+    cfile = cdir / f"{key}.json" if cdir else None
+    if cfile is not None and cfile.is_file():
+        try:
+            d = json.loads(cfile.read_text())
+            return tuple(SassInst(*r) for r in d["sass"]), d.get("error", "")
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    err = ""
+    insts: list[SassInst] = []
+    with tempfile.TemporaryDirectory(prefix="warpgraph-sass-") as td:
+        src = Path(td) / "kernel.ptx"
+        src.write_text(tag_ptx(ptx_text))
+        cub = Path(td) / "k.cubin"
+        try:
+            p = subprocess.run([ptxas, "-lineinfo", f"-arch={isa}", str(src), "-o", str(cub)],
+                               capture_output=True, text=True, timeout=_TIMEOUT_S)
+            if p.returncode != 0:
+                err = next((ln.strip() for ln in (p.stdout + p.stderr).splitlines() if "error" in ln.lower()),
+                           f"ptxas exit code {p.returncode}").replace(str(src), "kernel.ptx")
+            else:
+                q = subprocess.run([nvdisasm, "-g", "-c", str(cub)], capture_output=True, text=True,
+                                   timeout=_TIMEOUT_S)
+                if q.returncode != 0:
+                    err = f"nvdisasm exit code {q.returncode}"
+                else:
+                    insts = parse_nvdisasm(q.stdout, entry)
+                    if not insts:
+                        err = f"nvdisasm listed no code for entry '{entry}'"
+        except (OSError, subprocess.SubprocessError) as e:
+            err = f"could not run ptxas / nvdisasm: {e}"
+    if cfile is not None:
+        try:
+            cfile.write_text(json.dumps({"sass": [[s.addr, s.op, s.guard, s.line, s.target] for s in insts],
+                                         "error": err, "tool": tool}))
+        except OSError:
+            pass
+    return tuple(insts), err
+
+
+def sass_listing(ptx_text: str, entry: str, isa: str = "sm_90a", *, prefer: str = "triton"
+                 ) -> tuple[tuple[SassInst, ...] | None, str]:
+    """``(SASS of entry with PTX lines, tool)`` or ``(None, why not)``."""
+    from warpgraph.workloads.compiled import find_ptxas
+
+    found = find_ptxas(isa, prefer)
+    if found is None:
+        return None, "no ptxas found"
+    ptxas, tool = found
+    nvd = find_nvdisasm(ptxas)
+    if nvd is None:
+        return None, "no nvdisasm found next to ptxas or on PATH"
+    insts, err = _disassemble(ptx_text, entry, isa, ptxas, nvd, tool)
+    if err:
+        return None, f"{tool}: {err}"
+    return insts, tool
+
+
+# ------------------------------------------------------------------------------------------- categories
+_CAT_PREFIX = (
+    ("mem", ("LDG", "STG", "LDS", "STS", "LDL", "STL", "LD", "ST", "ATOM", "ATOMG", "ATOMS", "RED", "REDG",
+             "LDGSTS", "LDGDEPBAR", "DEPBAR", "LDSM", "STSM", "SYNCS", "UTMALDG", "UTMASTG", "UTMACMDFLUSH",
+             "UTMAPF", "UTMAREDG", "UTMACCTL", "UBLKCP", "UBLKRED", "UBLKPF", "CCTL", "MEMBAR", "FENCE",
+             "ERRBAR", "SUST", "SULD", "TEX", "TLD")),
+    ("bar", ("BAR", "ARRIVES")),
+    ("ctrl", ("BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "CALL", "BSSY", "BSYNC", "BREAK", "WARPSYNC", "YIELD",
+              "NANOSLEEP", "BPT", "KILL", "ACQBULK", "PREEXIT")),
+    ("tensor", ("HGMMA", "HMMA", "IMMA", "QGMMA", "IGMMA", "BGMMA", "DMMA", "WARPGROUP")),
+    ("sfu", ("MUFU",)),
+    ("mio", ("SHFL", "VOTE", "VOTEU", "MATCH", "REDUX")),
+)
+_CAT = {root: cat for cat, roots in _CAT_PREFIX for root in roots}
+
+
+def _uniform(op: str) -> bool:
+    """An integer op of the uniform datapath (``UIADD3``, ``UMOV``, ``ULEA``, ``R2UR``...): one per warp, on
+    the uniform pipe, not the vector integer / FP32 pipes."""
+    root = op.split(".", 1)[0]
+    return root in ("R2UR", "S2UR", "LDCU") or (root.startswith("U") and sass_category(op) == "alu")
+
+
+def sass_category(op: str) -> str:
+    """Issue class of a SASS opcode: mem, bar, ctrl, tensor, sfu, mio or alu (integer / float / uniform)."""
+    return _CAT.get(op.split(".", 1)[0], "alu")
+
+
+_KIND_CAT = {
+    "BRANCH": "ctrl", "EXIT": "ctrl", "BAR_SYNC": "bar", "MMA_SYNC": "tensor", "WGMMA": "tensor",
+    "WGMMA_FENCE": "tensor", "WGMMA_COMMIT": "tensor", "WGMMA_WAIT": "tensor", "SHFL": "mio", "VOTE": "mio",
+}
+_MEM_KINDS = ("LD_", "ST_", "ATOM_", "LDMATRIX", "STMATRIX", "CP_ASYNC", "TMA_", "BULK_", "MBAR_", "FENCE")
+
+
+def ptx_category(ins) -> str:
+    """Issue class of a decoded PTX instruction (the SASS class that *is* the instruction)."""
+    kind = getattr(ins.kind, "name", str(ins.kind)).upper()
+    if kind in _KIND_CAT:
+        return _KIND_CAT[kind]
+    if kind == "LD_PARAM":
+        return "alu"
+    if kind.startswith(_MEM_KINDS):
+        return "mem"
+    if getattr(ins.unit, "name", str(ins.unit)).upper() == "SFU":
+        return "sfu"
+    return "alu"
+
+
+# ------------------------------------------------------------------------------------------------ graphs
+def _dominators(n: int, succ: list[list[int]], entry: int = 0) -> list[set[int]]:
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for u in range(n):
+        for v in succ[u]:
+            preds[v].append(u)
+    order, seen, stack = [], {entry}, [entry]
+    while stack:                      # reachable nodes (DFS preorder is fine for the iterative solver)
+        u = stack.pop()
+        order.append(u)
+        for v in succ[u]:
+            if v not in seen:
+                seen.add(v)
+                stack.append(v)
+    allr = set(order)
+    dom = [set(allr) for _ in range(n)]
+    dom[entry] = {entry}
+    changed = True
+    while changed:
+        changed = False
+        for u in order:
+            if u == entry:
+                continue
+            ps = [dom[p] for p in preds[u] if p in allr]
+            new = set.intersection(*ps) if ps else set()
+            new = new | {u}
+            if new != dom[u]:
+                dom[u], changed = new, True
+    for u in range(n):
+        if u not in allr:
+            dom[u] = set()
+    return dom
+
+
+def natural_loop_depth(n: int, succ: list[list[int]], entry: int = 0
+                       ) -> tuple[list[int], list[tuple[int, frozenset[int]]], set[int]]:
+    """Loop depth per node, the natural loops ``(header, body)`` and the reachable nodes of a CFG."""
+    dom = _dominators(n, succ, entry)
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for u in range(n):
+        for v in succ[u]:
+            preds[v].append(u)
+    bodies: dict[int, set[int]] = {}
+    for u in range(n):
+        if not dom[u]:
+            continue
+        for h in succ[u]:
+            if h in dom[u]:           # back edge u -> h
+                body = bodies.setdefault(h, {h})
+                stack = [u]
+                while stack:
+                    x = stack.pop()
+                    if x not in body:
+                        body.add(x)
+                        stack.extend(p for p in preds[x] if dom[p])
+    depth = [0] * n
+    for body in bodies.values():
+        for x in body:
+            depth[x] += 1
+    reach = {u for u in range(n) if dom[u]}
+    return depth, [(h, frozenset(b)) for h, b in bodies.items()], reach
+
+
+def _sass_cfg(insts: tuple[SassInst, ...]):
+    """Basic blocks (lists of instruction positions) and successors of the SASS; CALL targets are not
+    followed (subroutines are reached only through CALL)."""
+    pos = {s.addr: i for i, s in enumerate(insts)}
+    starts = {0}
+    for i, s in enumerate(insts):
+        root = s.op.split(".", 1)[0]
+        if s.target is not None and root in ("BRA", "JMP") and s.target in pos:
+            starts.add(pos[s.target])
+        if root in ("BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "KILL") and i + 1 < len(insts):
+            starts.add(i + 1)
+    starts_l = sorted(starts)
+    blocks = [list(range(a, b)) for a, b in zip(starts_l, starts_l[1:] + [len(insts)])]
+    block_of = {}
+    for b, idxs in enumerate(blocks):
+        for i in idxs:
+            block_of[i] = b
+    succ: list[list[int]] = [[] for _ in blocks]
+    for b, idxs in enumerate(blocks):
+        last = insts[idxs[-1]]
+        root = last.op.split(".", 1)[0]
+        uncond = not last.guard or last.guard in ("@PT",)
+        if root in ("BRA", "JMP") and last.target in pos:
+            succ[b].append(block_of[pos[last.target]])
+        if root in ("BRX", "JMX"):
+            uncond = False             # indirect: unknown targets, fall through conservatively
+        if (root in ("BRA", "JMP", "EXIT", "RET", "KILL") and uncond) or b + 1 >= len(blocks):
+            continue
+        succ[b].append(b + 1)
+    return blocks, block_of, succ
+
+
+def _ptx_cfg(program):
+    """Basic blocks of the PTX (instruction index lists), their successors and the block of each index."""
+    insts = program.instructions
+    n = len(insts)
+    from warpgraph.workloads.ptx.model import Label
+
+    def target(ins):
+        for op in ins.operands:
+            if isinstance(op, Label):
+                return op.target
+        return None
+
+    starts = {0}
+    for i, ins in enumerate(insts):
+        kind = getattr(ins.kind, "name", "").upper()
+        if kind in ("BRANCH", "EXIT"):
+            t = target(ins)
+            if t is not None and 0 <= t < n:
+                starts.add(t)
+            if i + 1 < n:
+                starts.add(i + 1)
+    starts_l = sorted(starts)
+    blocks = [list(range(a, b)) for a, b in zip(starts_l, starts_l[1:] + [n])]
+    block_of = {}
+    for b, idxs in enumerate(blocks):
+        for i in idxs:
+            block_of[i] = b
+    succ: list[list[int]] = [[] for _ in blocks]
+    for b, idxs in enumerate(blocks):
+        last = insts[idxs[-1]]
+        kind = getattr(last.kind, "name", "").upper()
+        if kind == "BRANCH":
+            t = target(last)
+            if t is not None and 0 <= t < n:
+                succ[b].append(block_of[t])
+            if last.guard is None or b + 1 >= len(blocks):
+                continue
+        elif kind == "EXIT":
+            if last.guard is None or b + 1 >= len(blocks):
+                continue
+        if b + 1 < len(blocks):
+            succ[b].append(b + 1)
+    return blocks, block_of, succ
+
+
+# -------------------------------------------------------------------------------------------- attribution
+@dataclass
+class SassAttribution:
+    """Per PTX instruction index: SASS issue cost; totals and what went where, for reports and tests."""
+
+    cost: dict[int, int]
+    pipe: dict[int, int]         # how many of those SASS run on the PTX instruction's own pipe (the rest: the
+                                 # uniform datapath, or another class's unit)
+    static_sass: int             # SASS instructions of the entry reachable without CALL
+    unreachable: int             # CALL-only subroutines, padding
+    retry: int                   # out-of-line retry paths of mbarrier poll loops (not charged)
+    hoisted: int                 # SASS charged to a loop preheader
+    unattributed: int            # SASS without a PTX line (prologue), charged to the first block
+    region: int                  # SASS of a class its block lacks, given to an instruction of that class in the loop
+    helpers: int                 # helper SASS charged to the integer instructions of their block
+    floors: int                  # PTX instructions given 1 SASS although ptxas attributed none of their class
+    tool: str = ""
+
+
+_POLL_SASS = ("SYNCS", "BRA", "NANOSLEEP", "YIELD")
+
+
+def _poll_loops(loops, blocks, ops_of) -> set[int]:
+    """Blocks of the loops that only poll an mbarrier (``SYNCS.PHASECHK`` / ``mbarrier.try_wait`` + branch)."""
+    out: set[int] = set()
+    for _h, body in loops:
+        ops = [o for b in body for o in ops_of(b)]
+        if ops and all(o in _POLL_SASS or o in ("MBAR_WAIT", "BRANCH") for o in ops) and \
+                any(o in ("SYNCS", "MBAR_WAIT") for o in ops):
+            out |= set(body)
+    return out
+
+
+def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttribution:
+    """Per-PTX-instruction SASS costs of ``program`` from its SASS listing (see the module docstring)."""
+    pins = program.instructions
+    block_of_line: dict[int, int] = {}
+    pblocks, pblock_of, psucc = _ptx_cfg(program)
+    for ins in pins:
+        block_of_line.setdefault(int(getattr(ins, "line", 0) or 0), pblock_of[ins.index])
+    kind = [getattr(i.kind, "name", "").upper() for i in pins]
+    cat = [ptx_category(i) for i in pins]
+
+    sblocks, sblock_of, ssucc = _sass_cfg(insts)
+    _sd, sloops, sreach = natural_loop_depth(len(sblocks), ssucc)
+    spoll = _poll_loops(sloops, sblocks, lambda b: [insts[i].op.split(".", 1)[0] for i in sblocks[b]])
+    # the out-of-line retry path: the poll loop and the plain jumps back that only it reaches
+    spreds: list[set[int]] = [set() for _ in sblocks]
+    for u, vs in enumerate(ssucc):
+        for v in vs:
+            spreds[v].add(u)
+    retry = set(spoll)
+    grew = True
+    while grew:
+        grew = False
+        for b in range(len(sblocks)):
+            if b in retry or not spreds[b] or not spreds[b] <= retry:
+                continue
+            if all(insts[i].op.split(".", 1)[0] == "BRA" for i in sblocks[b]):
+                retry.add(b)
+                grew = True
+    sloops_np = [(h, body) for h, body in sloops if not (body & spoll)]
+    sdepth = [sum(1 for _h, body in sloops_np if b in body) for b in range(len(sblocks))]
+
+    _pd, ploops, _pr = natural_loop_depth(len(pblocks), psucc)
+    ppoll = _poll_loops(ploops, pblocks, lambda b: [kind[i] for i in pblocks[b]])
+    ploops_np = [(h, body) for h, body in ploops if not (body & ppoll)]
+    pdepth = [sum(1 for _h, body in ploops_np if b in body) for b in range(len(pblocks))]
+    region = [frozenset(h for h, body in ploops_np if b in body) for b in range(len(pblocks))]
+    ppreds: list[list[int]] = [[] for _ in pblocks]
+    for u, vs in enumerate(psucc):
+        for v in vs:
+            ppreds[v].append(u)
+    preheader: dict[int, int] = {}
+    for h, body in ploops_np:
+        outside = [p for p in ppreds[h] if p not in body]
+        preheader[h] = outside[0] if len(outside) == 1 else max(0, h - 1)
+
+    def hoist_target(block: int, to_depth: int) -> int:
+        """The block that runs once per entry of the loop of depth ``to_depth + 1`` around ``block``."""
+        enclosing = sorted(((len(body), h) for h, body in ploops_np if block in body), reverse=True)
+        # outermost first: enclosing[k] has depth k + 1
+        if 0 <= to_depth < len(enclosing):
+            return preheader[enclosing[to_depth][1]]
+        return block
+
+    # 1. every charged SASS instruction -> (PTX block, class)
+    per_block: dict[int, Counter] = {}
+    direct: list[tuple[int, str]] = []
+    index_of_line: dict[int, int] = {}
+    for ins in pins:
+        index_of_line.setdefault(int(getattr(ins, "line", 0) or 0), ins.index)
+    unreachable = n_retry = unattributed = hoisted = 0
+    last_block = None
+    for i, s in enumerate(insts):
+        b = sblock_of[i]
+        if b not in sreach:
+            unreachable += 1
+            continue
+        if b in retry:
+            n_retry += 1
+            continue
+        pb = block_of_line.get(s.line)
+        if pb is None:
+            if last_block is None:
+                unattributed += 1
+                pb = 0
+            else:
+                pb = last_block
+        else:
+            last_block = pb
+        if sdepth[b] < pdepth[pb]:
+            pb = hoist_target(pb, sdepth[b])
+            hoisted += 1
+        c = sass_category(s.op)
+        if c == "alu" and _uniform(s.op):
+            c = "ualu"
+        # the PTX instruction of the SASS's own line takes it when it is of that class, in that block
+        ix = index_of_line.get(s.line)
+        if ix is not None and pblock_of[ix] == pb and cat[ix] == ("alu" if c == "ualu" else c):
+            direct.append((ix, c))
+        else:
+            per_block.setdefault(pb, Counter())[c] += 1
+
+    cost = [0] * len(pins)
+    pipe = [0] * len(pins)
+    for ix, c in direct:
+        cost[ix] += 1
+        pipe[ix] += 0 if c == "ualu" else 1
+
+    def give(cands: list[int], n: int, own: bool = True) -> None:
+        """n SASS onto the candidates, the cheapest first (fills the instructions ptxas gave none first);
+        ``own``: they run on the candidates' pipe."""
+        if not cands or n <= 0:
+            return
+        while n > 0:
+            lo = min(cost[c] for c in cands)
+            for c in cands:
+                if cost[c] == lo and n > 0:
+                    cost[c] += 1
+                    pipe[c] += 1 if own else 0
+                    n -= 1
+
+    # 2. own class in the own block
+    left: dict[int, Counter] = {}
+    for pb, cnt in per_block.items():
+        for c, n in sorted(cnt.items(), key=lambda t: t[0] in ("alu", "ualu")):  # integer / float SASS last
+            if c == "alu":
+                # an SFU-class PTX op that ptxas made without a MUFU (div by a common denominator: one
+                # reciprocal, then an FMUL per division) is one of the block's float ops
+                bare = [i for i in pblocks[pb] if cat[i] == "sfu" and cost[i] == 0][:n]
+                for i in bare:
+                    cost[i] = 1
+                n -= len(bare)
+            cands = [i for i in pblocks[pb] if cat[i] == ("alu" if c == "ualu" else c)]
+            if c in ("alu", "ualu"):
+                # integer helpers go to instructions that are real SASS already: one ptxas folded (a move, a
+                # widening) stays free, with no latency on the dependence chains through it
+                cands = [i for i in cands if cost[i] > 0] or cands
+            if cands:
+                give(cands, n, own=c != "ualu")
+            else:
+                left.setdefault(pb, Counter())[c] += n
+    # 3. a class the block lacks: an instruction of that class in the same loop that ptxas gave nothing yet
+    n_region = n_help = 0
+    by_region: dict[frozenset, list[int]] = {}
+    for b in range(len(pblocks)):
+        by_region.setdefault(region[b], []).extend(pblocks[b])
+    for pb, cnt in left.items():
+        for c, n in cnt.items():
+            need = [i for i in by_region[region[pb]] if cat[i] == c and cost[i] == 0]
+            k = min(n, len(need))
+            give(need[:k], k)
+            n_region += k
+            rest = n - k
+            if rest:
+                alu = [i for i in pblocks[pb] if cat[i] == "alu"]
+                alu = [i for i in alu if cost[i] > 0] or alu or list(pblocks[pb])
+                give(alu, rest, own=False)
+                n_help += rest
+    # 4. instructions with semantics of their own cost at least one issue slot
+    floors = 0
+    for i in range(len(pins)):
+        if cost[i] == 0 and cat[i] != "alu":
+            cost[i] = pipe[i] = 1
+            floors += 1
+    reach_n = sum(1 for i in range(len(insts)) if sblock_of[i] in sreach)
+    return SassAttribution({i: c for i, c in enumerate(cost)}, {i: c for i, c in enumerate(pipe)}, reach_n, unreachable, n_retry, hoisted,
+                           unattributed, n_region, n_help, floors, tool)
+
+
+def record_sass_costs(record, program, isa: str = "sm_90a") -> tuple[SassAttribution | None, str]:
+    """SASS-guided costs of ``record``'s entry: ``(attribution, tool)`` or ``(None, why not)``."""
+    from warpgraph.core.errors import UserError
+    from warpgraph.workloads.compiled import _prefer
+
+    try:
+        text = record.ptx_text()
+    except UserError as e:
+        return None, e.message
+    insts, tool = sass_listing(text, record.entry, isa, prefer=_prefer(record))
+    if insts is None:
+        return None, tool
+    return attribute(program, insts, tool), tool
+
+
+_WARNED: set = set()
+
+
+#: SASS-guided costs are an option (``--set sass.guided=1``), off by default: they bring the warp-instruction
+#: counts to the hardware's (TMA GEMMs 0.78 -> 1.00) and lower the calibration / held-out cycle error, but raise
+#: the gallery's (docs/accuracy.md, "SASS-guided instruction counts"; loop unrolling is not detected).
+GUIDED_DEFAULT = False
+
+
+def guided_costs(program, record, isa: str = "sm_90a", overrides: dict | None = None
+                 ) -> tuple[SassAttribution | None, str]:
+    """Per-instruction SASS costs for the timing pass: ``(attribution, tool)``, or ``(None, why)`` when the
+    rules of components/sass_cost.py apply: no record, not asked for (``overrides["guided"]``, default
+    :data:`GUIDED_DEFAULT`), or no ptxas / nvdisasm (then a one-line warning, once per record and reason)."""
+    if record is None:
+        return None, "no record"
+    if not int((overrides or {}).get("guided", int(GUIDED_DEFAULT))):
+        return None, "sass.guided=0"
+    att, tool = record_sass_costs(record, program, isa)
+    if att is None:
+        key = (getattr(record, "name", "?"), tool)
+        if key not in _WARNED:
+            import warnings
+
+            _WARNED.add(key)
+            warnings.warn(f"{key[0]}: no SASS-guided instruction costs ({tool}); using the per-opcode rules "
+                          f"(install the 'triton' extra or a CUDA toolkit's ptxas and nvdisasm)", stacklevel=3)
+        return None, tool
+    return att, tool
