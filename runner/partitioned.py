@@ -505,7 +505,7 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
         raise UserError(f"l2.coalesce_scope {scope} shares L2 lookups between GPCs; the partitioned timing "
                         f"(jobs for one launch) needs gpc or none", hint="l2.coalesce_scope: gpc, or no jobs")
     prog = trace.program
-    tables = lower(prog, spec, sass_overrides=sass_overrides)
+    tables = lower(prog, spec, sass_overrides=sass_overrides, record=record)
     cfg = core_config(spec, n_sms=n_sms, policy=policy)
     if cfg.n_sms != int(spec.sm.count):
         raise UserError("n_sms differs from sm.count", hint="the partitioned timing runs the spec's SMs")
