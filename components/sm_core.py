@@ -136,6 +136,7 @@ class CoreConfig:
         self.l1_hit_latency = 33        # ld.global whose lines all hit the L1 (trace a3 >> 32 = hit lines)
         self.l1_tag_cycles_per_line = 0.0  # L1TEX stage cycles per 128-B line looked up (l1.tag_cycles_per_line)
         self.window = 32                # run-ahead window of an SM beyond the engine's next event (cycles)
+        self.runahead_own = False       # run ahead of the SM's own event time instead (runner/partitioned.py)
         for k, v in kw.items():
             if not hasattr(self, k):
                 raise TypeError(f"unknown CoreConfig field {k!r}")
@@ -559,6 +560,7 @@ class SMCore:
         bl = self.smb[sm]
         q = eng._q
         win = self.window
+        own = self.cfg.runahead_own
         mc = self.max_cycles if self.max_cycles is not None else INF
         step = self._step
         while True:
@@ -576,7 +578,10 @@ class SMCore:
                     ot, op_ = x, X.prio
             if bt >= INF:
                 break
-            lim = (q[0][0] if q else bt) + win
+            # run ahead of the engine's next event (a GPU's dense queue), or (``runahead_own``: partitioned views,
+            # whose queues are sparse) of the SM's own event time only: issue times far ahead of the others' reserve
+            # the FIFO memory servers before their earlier requests (gemm80 as GPC views: +46 % cycles)
+            lim = (eng.now if own else (q[0][0] if q else bt)) + win
             if lim > mc:
                 lim = mc  # never run past the cycle limit (the engine reports it with the stuck warps)
             if bt > lim:

@@ -513,6 +513,7 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
                        shared_bytes=shared_bytes)
     if window is not None:
         cfg.window = int(window)
+    cfg.runahead_own = True   # a view's queue is sparse: run ahead of the SM's own time (components/sm_core.py)
     probe_eng = Engine(ClockDomain("sm", float(sget(spec, "clocks.sm_mhz", 1755.0))))
     machine = build_machine(spec, probe_eng)
     if policy is None:
