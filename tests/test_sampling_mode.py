@@ -102,8 +102,9 @@ def test_sampled_vs_detailed():
     # 256 CTAs in two waves (31 in the sample); ld.global operands, short K so that detailed mode stays quick
     rec = scale_record(load_record(ROOT / "gemm_ptr_M2048_N2048_K2048"), M=2048, N=2048, K=128)
     det = simulate(rec, "h200")
-    smp = simulate(rec, "h200", mode="sampled", sample=16)
-    again = simulate(rec, "h200", mode="sampled", sample=16)
+    sub = {"sms": 16, "functional": "sample"}      # the option that skips the unsampled CTAs
+    smp = simulate(rec, "h200", mode="sampled", sample=sub)
+    again = simulate(rec, "h200", mode="sampled", sample=sub)
     s = smp.metrics["sampling"]
     assert s["mode"] == "sampled" and len(s["sms"]) == 16 and s["fraction"] == pytest.approx(16 / 132, abs=1e-3)
     assert smp.metrics["cycles"] == again.metrics["cycles"]                       # deterministic for a seed
@@ -119,8 +120,8 @@ def test_sampled_vs_detailed():
     assert det.metrics["sampling"]["mode"] == "detailed"
     assert s["cycles_error_pct"] >= 0 and s["ctas_simulated"] < s["ctas_total"]
     assert sum(s["sm_ctas"]) == s["ctas_simulated"]
-    # every CTA executed (sample option functional="all"): the DRAM reads are the whole grid's first touches
-    full = simulate(rec, "h200", mode="sampled", sample={"sms": 16, "functional": "all"})
+    # every CTA executed (the default, sample option functional="all"): the DRAM reads are the whole grid's
+    full = simulate(rec, "h200", mode="sampled", sample=16)
     assert full.metrics["dram_read_bytes"] == det.metrics["dram_read_bytes"] > 0
     assert full.metrics["sampling"]["functional_ctas"] == 256
 

@@ -62,7 +62,7 @@ def test_subset_trace_holds_only_its_ctas_with_the_full_runs_streams(rms):
 
 
 def test_sampled_mode_executes_only_the_sample(rms, detailed, count_ctas):
-    r = simulate(rms, "h200", mode="sampled", sample=2, overrides=EIGHT)
+    r = simulate(rms, "h200", mode="sampled", sample={"sms": 2, "functional": "sample"}, overrides=EIGHT)
     s = r.metrics["sampling"]
     assert s["mode"] == "sampled" and s["functional"] == "sample"
     # the sample, the first and last CTA (probed by the timing pass) and the calibration row of 8 CTAs
@@ -76,7 +76,7 @@ def test_sampled_mode_executes_only_the_sample(rms, detailed, count_ctas):
     diff = abs(r.metrics["cycles"] - d) / d * 100
     assert diff < 5 and diff <= 3 * s["cycles_error_pct"] + 0.5, (r.metrics["cycles"], d, s["cycles_error_pct"])
     with pytest.raises(UserError, match="cannot be checked"):
-        simulate(rms, "h200", mode="sampled", sample=2, overrides=EIGHT, check=True)
+        simulate(rms, "h200", mode="sampled", sample={"sms": 2, "functional": "sample"}, overrides=EIGHT, check=True)
 
 
 def test_communicating_ctas_run_whole_with_the_reason():
@@ -84,11 +84,15 @@ def test_communicating_ctas_run_whole_with_the_reason():
     why = cta_communication(lock.program())
     assert why and "cas" in why and "kernel.ptx:" in why
     s = Sample(2).plan(4096, 8, 1)
+    s.functional = "sample"
     assert s.functional_subset(lock.program()) is None and s.functional_reason == why
     # an atomic whose result is never read only accumulates (split-K, column sums): a subset is fine
     acc = load_record(ROOT / "gallery/records/colsum_atomic_r100_c200")
     assert cta_communication(acc.program()) is None
-    assert Sample(2).plan(4096, 8, 1).functional_subset(acc.program()) is not None
+    s = Sample(2).plan(4096, 8, 1)
+    s.functional = "sample"
+    assert s.functional_subset(acc.program()) is not None
+    assert Sample(2).plan(4096, 8, 1).functional_subset(acc.program()) is None    # the default executes every CTA
     with pytest.raises(UserError, match="waves"):
         WavePlan(100, 8, 1, 0)
 
@@ -122,7 +126,7 @@ def test_prefix_write_back_ratio_is_the_whole_grids():
 def test_sampled_mode_on_the_first_waves(rms, detailed, count_ctas):
     # simulate(mode="sampled", waves=k): the SM sample runs only the first k waves' CTAs, the rest extrapolated
     # from the mini-GPU's retire rate. Measured 2026-12-03 (4 of 8 SMs, 4 of 16 waves): -1.9 %, estimate 5.5 %
-    r = simulate(rms, "h200", mode="sampled", waves=4, sample=4, overrides=EIGHT)
+    r = simulate(rms, "h200", mode="sampled", waves=4, sample={"sms": 4, "functional": "sample"}, overrides=EIGHT)
     s = r.metrics["sampling"]
     assert s["mode"] == "sampled+waves" and s["ctas_total"] == 1024 and s["waves"]["waves_simulated"] == 4
     assert s["functional_ctas"] <= 4 * 64 // 2 + 2      # half the SMs, 4 waves of 64 CTAs, + the probes
