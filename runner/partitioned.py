@@ -225,7 +225,7 @@ class _View:
             core._launch_cta(cta, sm, t)
 
     def run(self, t_end: int, max_cycles) -> tuple:
-        """Run the window up to ``t_end`` (exclusive); return (log, retires, next event, done CTAs, events)."""
+        """Run the window up to ``t_end`` (exclusive); return (log, retires, next event, done CTAs)."""
         eng = self.eng
         until = t_end - 1
         if max_cycles is not None and until > max_cycles:
@@ -384,40 +384,8 @@ def _restore_srv(s: FluidServer, v: dict, seen: set) -> None:
 
 
 # -- the run ----------------------------------------------------------------------------------------------
-def _worker(conn, ctx: _Ctx, vids: list[int]) -> None:
-    try:
-        t0 = time.perf_counter()
-        views = [_View(v, ctx) for v in vids]
-        busy = 0.0
-        conn.send(("ok", time.perf_counter() - t0))
-        while True:
-            msg = conn.recv()
-            if msg[0] == "step":
-                _, t_end, entries, launches = msg
-                t0 = time.perf_counter()
-                out = []
-                for V in views:
-                    V.apply_foreign(entries)
-                    V.launch(launches.get(V.vid, ()))
-                    out.append(V.run(t_end, ctx.max_cycles))
-                busy += time.perf_counter() - t0
-                conn.send(("ok", out))
-            elif msg[0] == "report":
-                conn.send(("ok", [V.report() for V in views]))
-            elif msg[0] == "finish":
-                conn.send(("ok", ([V.snapshot() for V in views], busy)))
-                return
-    except BaseException as exc:  # the coordinator re-raises it with the worker's text
-        import traceback
-
-        try:
-            conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
-        except Exception:
-            pass
-
-
 class _Local:
-    """The views of this process (``jobs=1``), behind the same calls as a worker."""
+    """The views of one process: ``jobs=1`` calls it directly, a worker (:func:`_worker`) through its pipe."""
 
     def __init__(self, ctx, vids):
         t0 = time.perf_counter()
@@ -441,6 +409,28 @@ class _Local:
 
     def finish(self):
         return [V.snapshot() for V in self.views], self.busy
+
+
+def _worker(conn, ctx: _Ctx, vids: list[int]) -> None:
+    try:
+        loc = _Local(ctx, vids)
+        conn.send(("ok", loc.init_s))
+        while True:
+            msg = conn.recv()
+            if msg[0] == "step":
+                conn.send(("ok", loc.step(*msg[1:])))
+            elif msg[0] == "report":
+                conn.send(("ok", loc.reports()))
+            elif msg[0] == "finish":
+                conn.send(("ok", loc.finish()))
+                return
+    except BaseException as exc:  # the coordinator re-raises it with the worker's text
+        import traceback
+
+        try:
+            conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+        except Exception:
+            pass
 
 
 class _Remote:

@@ -143,11 +143,12 @@ def parse_ptxas_log(log: str) -> dict[str, dict]:
     return out
 
 
-def _cache_dir() -> Path | None:
-    """``$WARPGRAPH_CACHE_DIR`` or ``$XDG_CACHE_HOME/warpgraph`` or ``~/.cache/warpgraph``, then ``ptxas/``."""
+def _cache_dir(sub: str = "ptxas") -> Path | None:
+    """``$WARPGRAPH_CACHE_DIR`` or ``$XDG_CACHE_HOME/warpgraph`` or ``~/.cache/warpgraph``, then ``sub/`` (made;
+    None when it cannot be)."""
     base = os.environ.get("WARPGRAPH_CACHE_DIR")
     root = Path(base) if base else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "warpgraph"
-    d = root / "ptxas"
+    d = root / sub
     try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError:

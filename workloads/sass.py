@@ -162,15 +162,7 @@ def find_nvdisasm(ptxas_path: str) -> str | None:
 def _cache_dir() -> Path | None:
     from warpgraph.workloads.compiled import _cache_dir as base
 
-    d = base()
-    if d is None:
-        return None
-    d = d.parent / "sass"
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return d
+    return base("sass")
 
 
 @lru_cache(maxsize=64)
@@ -359,12 +351,7 @@ def _sass_cfg(insts: tuple[SassInst, ...]):
             starts.add(pos[s.target])
         if root in ("BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "KILL") and i + 1 < len(insts):
             starts.add(i + 1)
-    starts_l = sorted(starts)
-    blocks = [list(range(a, b)) for a, b in zip(starts_l, starts_l[1:] + [len(insts)])]
-    block_of = {}
-    for b, idxs in enumerate(blocks):
-        for i in idxs:
-            block_of[i] = b
+    blocks, block_of = _blocks(starts, len(insts))
     succ: list[list[int]] = [[] for _ in blocks]
     for b, idxs in enumerate(blocks):
         last = insts[idxs[-1]]
@@ -378,6 +365,14 @@ def _sass_cfg(insts: tuple[SassInst, ...]):
             continue
         succ[b].append(b + 1)
     return blocks, block_of, succ
+
+
+def _blocks(starts, n: int):
+    """Basic blocks (index lists) that begin at ``starts`` over ``n`` instructions, and the block of each index."""
+    starts_l = sorted(starts)
+    blocks = [list(range(a, b)) for a, b in zip(starts_l, starts_l[1:] + [n])]
+    block_of = {i: k for k, idxs in enumerate(blocks) for i in idxs}
+    return blocks, block_of
 
 
 def _ptx_cfg(program):
@@ -401,12 +396,7 @@ def _ptx_cfg(program):
                 starts.add(t)
             if i + 1 < n:
                 starts.add(i + 1)
-    starts_l = sorted(starts)
-    blocks = [list(range(a, b)) for a, b in zip(starts_l, starts_l[1:] + [n])]
-    block_of = {}
-    for b, idxs in enumerate(blocks):
-        for i in idxs:
-            block_of[i] = b
+    blocks, block_of = _blocks(starts, n)
     succ: list[list[int]] = [[] for _ in blocks]
     for b, idxs in enumerate(blocks):
         last = insts[idxs[-1]]

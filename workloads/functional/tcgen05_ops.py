@@ -483,6 +483,14 @@ def _ldst_lanes(b, inst, idx, taddr_op, num, what, shape="32x32b", split=0):
     return b.lane_cta[idx], np.repeat(lane0, 32) + (t & 15), np.repeat(col0, 32) + np.where(t >= 16, split, 0)
 
 
+def _check_ldst_cols(b, inst, used, c, col, idx, num, what):
+    """Every CTA's tcgen05.ld / st lanes stay inside the columns it allocated (``_check_cols`` per CTA)."""
+    for cc in np.unique(c):
+        sel = c == cc
+        lo = int(col[sel].min())
+        _check_cols(b, inst, used, int(cc), lo, int(col[sel].max()) + num - lo, int(idx[sel][0]), what)
+
+
 @decoder("tcgen05.ld")
 def _d_ld(b, inst):
     num, shape = _ldst_shape(b, inst)
@@ -499,11 +507,7 @@ def _d_ld(b, inst):
         if len(idx):
             tm, used, _ = _tm(b)
             c, lane, col = _ldst_lanes(b, inst, idx, ops[1], num, "tcgen05.ld", shape, split)
-            for cc in np.unique(c):
-                sel = c == cc
-                lo = int(col[sel].min())
-                _check_cols(b, inst, used, int(cc), lo, int(col[sel].max()) + num - lo, int(idx[sel][0]),
-                            "tcgen05.ld")
+            _check_ldst_cols(b, inst, used, c, col, idx, num, "tcgen05.ld")
             vals = tm[c[:, None], lane[:, None], col[:, None] + np.arange(num)[None, :]]
             for j, r in enumerate(regs):
                 if r.dtype == np.uint32:
@@ -533,11 +537,7 @@ def _d_st(b, inst):
         if len(idx):
             tm, used, _ = _tm(b)
             c, lane, col = _ldst_lanes(b, inst, idx, ops[0], num, "tcgen05.st", shape, split)
-            for cc in np.unique(c):
-                sel = c == cc
-                lo = int(col[sel].min())
-                _check_cols(b, inst, used, int(cc), lo, int(col[sel].max()) + num - lo, int(idx[sel][0]),
-                            "tcgen05.st")
+            _check_ldst_cols(b, inst, used, c, col, idx, num, "tcgen05.st")
             for j, s in enumerate(srcs):
                 v = np.asarray(_get(s))
                 v = v[idx] if v.ndim else np.full(len(idx), v)
