@@ -287,6 +287,11 @@ _PAY.update({C.OP_TC05_LD: _P_SUM, C.OP_TC05_ST: _P_SUM, C.OP_TC05_MMA: _P_ELECT
              C.OP_TC05_ALLOC: _P_ELECT, C.OP_TC05_DEALLOC: _P_ELECT, C.OP_TC05_CP: _P_ELECT})   # tcgen05 block
 
 
+def _rows(wpc: int, rs: int) -> list:
+    """The warps ``0..wpc-1`` grouped by row ``w // rs`` (in order)."""
+    return [range(r, min(r + rs, wpc)) for r in range(0, wpc, rs)]
+
+
 class BundleBuilder:
     """``groups_of(cta)`` for the SM core: the warps of a CTA with identical pc streams form one bundle.
 
@@ -324,7 +329,50 @@ class BundleBuilder:
 
     def ws_groups(self, cta: int):
         """The warp index lists of CTA ``cta``'s bundles (no payload work)."""
+        fast = self._fast_classes(cta)
+        if fast is not None:
+            return [ws for ws, _ in fast[1]]
         return [ws for ws, _ in self._classes(cta)]
+
+    def _fast_classes(self, cta: int):
+        """``(batch, [(ws, (cols, sel))])``: :meth:`_classes` from the batch's participation table, without per-warp
+        streams. Warps of one row with the same participation column take part in the same steps, so their pc
+        streams are equal; a new column is compared by pc stream with the classes so far, in warp order, as
+        :meth:`_classes` does -- the classes (and their order) are the same. None: the trace has no batch table."""
+        if not self.bundle:
+            return None
+        cb = getattr(self.trace, "cta_batch", None)
+        loc = cb(cta) if cb is not None else None
+        if loc is None:
+            return None
+        b, base = loc
+        wpc = self.wpc
+        P = b.part[:, base:base + wpc]
+        rs = self.nsp if self.row_split else 1 << 30
+        if P.all():
+            return b, [(list(ws), (np.arange(base, base + wpc)[list(ws)], None))
+                       for ws in _rows(wpc, rs)]
+        by_key: dict = {}
+        classes: list = []       # [pc, ws, sel]
+        for w in range(wpc):
+            col = P[:, w]
+            key = (w // rs, col.tobytes())
+            c = by_key.get(key)
+            if c is not None:
+                c[1].append(w)
+                continue
+            sel = None if col.all() else col[b.mask]
+            pc = b.pc if sel is None else b.pc[sel]
+            for c in classes:
+                rep = c[0]
+                if c[1][0] // rs == w // rs and len(rep) == len(pc) and (rep is pc or np.array_equal(rep, pc)):
+                    c[1].append(w)
+                    break
+            else:
+                c = [pc, [w], sel]
+                classes.append(c)
+            by_key[key] = c
+        return b, [(ws, (np.asarray(ws) + base, sel)) for _, ws, sel in classes]
 
     def _classes(self, cta: int):
         wpc = self.wpc
@@ -345,6 +393,9 @@ class BundleBuilder:
         return [(ws, ss) for _, ws, ss in classes]
 
     def __call__(self, cta: int) -> list:
+        fast = self._fast_classes(cta)
+        if fast is not None:
+            return self._fast_groups(*fast)
         out = []
         for ws, ss in self._classes(cta):
             self.warps += len(ws)
@@ -361,6 +412,28 @@ class BundleBuilder:
                 self.bundles += 1
         return out
 
+    def _fast_groups(self, b, classes) -> list:
+        """:meth:`__call__` over :meth:`_fast_classes`: one gather per bundle (``BatchTrace.warps_block``)."""
+        out = []
+        for ws, (cols, sel) in classes:
+            self.warps += len(ws)
+            pcs, A, act = b.warps_block(cols, sel)
+            pl = pcs.tolist()
+            if len(ws) > 1:
+                agg = self._aggregate(A, act, pcs)
+                if agg is not None:
+                    R, nact = agg
+                    out.append(Group(list(ws), pl, R[0].tolist(), R[1].tolist(), R[2].tolist(), R[3].tolist(),
+                                     nact.tolist()))
+                    self.bundles += 1
+                    continue
+            for j, w in enumerate(ws):
+                a = A[j]
+                out.append(Group([w], pl, a[0].tolist(), a[1].tolist(), a[2].tolist(), a[3].tolist(),
+                                 act[j].tolist()))
+                self.bundles += 1
+        return out
+
     def _merge(self, ws, ss) -> Group | None:
         pc = np.asarray(ss[0].pc)
         agg = self.aggregate(ss, pc, None)
@@ -374,11 +447,14 @@ class BundleBuilder:
         """Bundle payloads ``(R (4, n), nact (n,))`` of the warp streams ``ss`` (identical pcs ``pc``) at the stream
         positions ``cols`` (None: all), by the rules of the class docstring; None if the bundle must be split."""
         sel = slice(None) if cols is None else cols
-        n = len(pc) if cols is None else len(cols)
         A = np.stack([np.stack([np.asarray(s.a0)[sel], np.asarray(s.a1)[sel], np.asarray(s.a2)[sel],
                                 np.asarray(s.a3)[sel]]) for s in ss]).astype(np.int64)     # (m, 4, n)
         act = np.stack([np.asarray(s.active)[sel] for s in ss])               # (m, n)
-        pcs = pc[sel]
+        return self._aggregate(A, act, pc[sel])
+
+    def _aggregate(self, A, act, pcs):
+        """:meth:`aggregate` of the stacked payloads ``A`` (m, 4, n) and active counts ``act`` (m, n)."""
+        n = len(pcs)
         cls = self.cls[pcs] if n else np.zeros(0, dtype=np.int8)
         R = A[0].copy()
         sm_ = cls == _P_SUM

@@ -91,3 +91,40 @@ def test_clock_kernels_are_not_bundled():
     prog = kernel([clk, I("ret", (), Kind.EXIT, Unit.BRANCH)])
     out = run_timing(trace(prog, 1, 8, payload=lambda g, p, i: (0, 0, 0, 0)), SPEC, units=_standins().units, registers=32)
     assert not out.metrics["bundled"] and len(out.clock_issue) == 8
+
+
+class _NoBatchTable:
+    """A trace without ``cta_batch``: BundleBuilder takes its per-warp-stream path."""
+
+    def __init__(self, tr):
+        self._tr = tr
+        self.warps_per_cta = tr.warps_per_cta
+
+    def warp_stream(self, g):
+        return self._tr.warp_stream(g)
+
+
+GALLERY = Path(__file__).resolve().parent.parent / "workloads" / "records" / "h200_gallery"
+
+
+@pytest.mark.parametrize("where,name", [("h200", "rmsnorm_rows4096_cols4096"),
+                                        ("gallery", "layernorm_bwd_r32_c200_g4_full"),
+                                        ("gallery", "softmax_r32_c3000_full")])
+def test_batch_table_groups_equal_per_warp_stream_groups(where, name):
+    """The one-gather bundle builder (participation table of the batch) forms the same bundles, in the same order,
+    with the same payloads, as the per-warp-stream builder -- also for kernels whose warps diverge."""
+    root = ROOT if where == "h200" else GALLERY
+    rec = load_record(root / name)
+    if where == "h200":
+        rec = scale_record(rec, rows=128)
+    prog = rec.program()
+    tr = _run_functional(rec, prog, want_trace=True, compute_values=False).trace
+    tables = lower(prog, SPEC, record=rec)
+    fast, slow = BundleBuilder(tr, tables), BundleBuilder(_NoBatchTable(tr), tables)
+    for cta in range(min(tr.n_ctas, 256)):
+        a, b = fast(cta), slow(cta)
+        assert [g.ws for g in a] == [g.ws for g in b]
+        for ga, gb in zip(a, b):
+            assert (ga.pcs, ga.a0, ga.a1, ga.a2, ga.a3, ga.act) == (gb.pcs, gb.a0, gb.a1, gb.a2, gb.a3, gb.act)
+        assert fast.ws_groups(cta) == slow.ws_groups(cta)
+    assert (fast.bundles, fast.warps) == (slow.bundles, slow.warps)

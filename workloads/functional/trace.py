@@ -118,6 +118,24 @@ class BatchTrace:
         return WarpStream(np.ascontiguousarray(pcs, dtype=np.int32), a[:, 0].copy(), a[:, 1].copy(),
                           a[:, 2].copy(), a[:, 3].copy(), act)
 
+    def warps_block(self, cols, sel):
+        """The streams of the batch warps ``cols`` that take part in the same steps (``sel``: a boolean step mask,
+        or None for all steps) in one gather: ``(pc (n,) int32, A (m, 4, n) int64, act (m, n) uint8)`` -- the
+        arrays :meth:`warp_stream` gives one warp at a time, stacked."""
+        cols = np.asarray(cols, dtype=np.intp)
+        if sel is None:
+            pcs, masks, pays = self.pc, self.mask, self.pay
+        else:
+            pcs, masks, pays = self.pc[sel], self.mask[sel], self.pay[sel]
+        n, m = len(pcs), len(cols)
+        A = np.zeros((m, 4, n), dtype=np.int64)
+        has = pays >= 0
+        if has.any():
+            blk = self.payload_arr[pays[has][:, None], cols[None, :], :]      # (n_has, m, 4)
+            A[:, :, has] = blk.transpose(1, 2, 0)
+        act = self.active[masks[:, None], cols[None, :]].T.astype(np.uint8)  # (m, n)
+        return np.ascontiguousarray(pcs, dtype=np.int32), A, act
+
     def nbytes(self) -> int:
         return int(self.pc.nbytes + self.mask.nbytes + self.pay.nbytes + self.part.nbytes + self.active.nbytes
                    + self.payload_arr.nbytes)
@@ -162,6 +180,14 @@ class KernelTrace:
         bi, k = loc
         b = self.batches[bi]
         return b.warp_stream(k * self.warps_per_cta + w)
+
+    def cta_batch(self, cta: int):
+        """``(batch, first column)`` of CTA ``cta``'s warps in its batch, or None when the trace does not hold it."""
+        loc = self._where.get(int(cta))
+        if loc is None:
+            return None
+        bi, k = loc
+        return self.batches[bi], k * self.warps_per_cta
 
     @property
     def dynamic_warp_instructions(self) -> int:
