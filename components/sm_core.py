@@ -202,6 +202,9 @@ class SMCore:
         self.mem, self.smem, self.tma, self.mbar, self.tc = mem, smem, tma, mbar, tc
         self.max_cycles = max_cycles
         self.lrr = cfg.policy.lower() == "lrr"
+        # per opcode: 1 waits for the warp's TMA issue gap (bulk copies, clock reads), 2 for its mma.sync gap
+        self.gap_op = [1 if (OP_TMA_LD <= o <= OP_TMA_ST or o == OP_CLOCK) else 2 if o == OP_MMA else 0
+                       for o in range(len(OPS))]
         if cfg.policy.lower() not in ("gto", "lrr"):
             raise SimulationError(f"unknown warp scheduler policy {cfg.policy!r}", hint="gto or lrr")
         nsp = cfg.subpartitions
@@ -563,19 +566,37 @@ class SMCore:
         own = self.cfg.runahead_own
         mc = self.max_cycles if self.max_cycles is not None else INF
         step = self._step
+        lrr = self.lrr
         while True:
             best = None
             bt = INF
-            bp = 0
             ot = INF
-            op_ = 0
-            for X in bl:
-                x = X.st
-                if x < bt or (x == bt and X.prio < bp):
-                    ot, op_ = bt, bp
-                    best, bt, bp = X, x, X.prio
-                elif x < ot or (x == ot and X.prio < op_):
-                    ot, op_ = x, X.prio
+            if lrr:
+                bp = 0
+                op_ = 0
+                for X in bl:
+                    x = X.st
+                    if x < bt or (x == bt and X.prio < bp):
+                        ot, op_ = bt, bp
+                        best, bt, bp = X, x, X.prio
+                    elif x < ot or (x == ot and X.prio < op_):
+                        ot, op_ = x, X.prio
+            else:
+                # GTO: a bundle's priority is its age and ``bl`` is in age order (appended at launch), so a tie on
+                # the ready time goes to the earlier entry: the (time, priority) minimum and runner-up without
+                # reading priorities
+                sec = None
+                for X in bl:
+                    x = X.st
+                    if x < bt:
+                        ot = bt
+                        sec = best
+                        best = X
+                        bt = x
+                    elif x < ot:
+                        ot = x
+                        sec = X
+                op_ = sec.prio if sec is not None else 0
             if bt >= INF:
                 break
             # run ahead of the engine's next event (a GPU's dense queue), or (``runahead_own``: partitioned views,
@@ -601,6 +622,9 @@ class SMCore:
         stall = self.sm_stall[W.sm]
         spl = W.spl
         spk = W.spk
+        sq = spl[0] if len(spl) == 1 else None    # one (merged) sub-partition state: no loops below
+        k1 = spk[0][1]
+        gap = self.gap_op
         kmax = W.kmax
         nsx = W.nsx
         m = W.m
@@ -648,23 +672,30 @@ class SMCore:
                     ptx += 1
                     continue
                 p = PIPE[i]
-                tp = ts = 0
-                for s in spl:
-                    x = s[p]
-                    if x > tp:
-                        tp = x
-                    x = s[0]
-                    if x > ts:
-                        ts = x
+                if sq is not None:
+                    tp = sq[p]
+                    ts = sq[0]
+                else:
+                    tp = ts = 0
+                    for s in spl:
+                        x = s[p]
+                        if x > tp:
+                            tp = x
+                        x = s[0]
+                        if x > ts:
+                            ts = x
                 ht = W.hold_t
-                if (OP_TMA_LD <= op <= OP_TMA_ST or op == OP_CLOCK) and W.tma_next > tp:
-                    # the next bulk copy waits for the TMA front end's issue gap; so does a clock read
-                    # (CS2R is ordered after the warp's outstanding bulk issue: paper III-A T(N) = 1 + 44 N
-                    # brackets the last issue's gap); independent ALU work overlaps the gap
-                    tp = W.tma_next
-                elif op == OP_MMA and W.mma_next > tp:
-                    # one warp cannot issue mma.sync faster than its own per-warp interval (single-warp gap)
-                    tp = W.mma_next
+                g = gap[op]
+                if g:
+                    if g == 1:
+                        if W.tma_next > tp:
+                            # the next bulk copy waits for the TMA front end's issue gap; so does a clock read
+                            # (CS2R is ordered after the warp's outstanding bulk issue: paper III-A T(N) = 1 + 44 N
+                            # brackets the last issue's gap); independent ALU work overlaps the gap
+                            tp = W.tma_next
+                    elif W.mma_next > tp:
+                        # one warp cannot issue mma.sync faster than its own per-warp interval (single-warp gap)
+                        tp = W.mma_next
                 tt = td
                 if ht > tt:
                     tt = ht
@@ -730,6 +761,10 @@ class SMCore:
                         s[_RFD] = d - e
                         s[0] = tt + c * k
                         s[p] = tt + o + e
+                elif sq is not None:
+                    sq[0] = tt + c * k1
+                    if p:
+                        sq[p] = tt + c * k1 * ii
                 else:
                     for s, k in spk:
                         s[0] = tt + c * k
