@@ -538,8 +538,12 @@ def _run_batch(ex, b: Batch, steps0: int):
                     dst = insts[pc].operands[0]
                     okm = R[dst.index]
                     failed = eff & ~okm
+                    # progress counts the steps since the oldest parked spinner parked: the first one to park
+                    # starts the count; a later one keeps it (the steps its group ran before this failed
+                    # poll, e.g. the consumer's arrive that completes the phase the producer awaits, are
+                    # progress for the earlier spinners) less its own failed poll
+                    progress = progress - 1 if spinning else 0
                     spinning[pc] = spinning[pc] | failed if pc in spinning else failed
-                    progress = 0
                     act = act & ~failed
                     if not act.any():
                         break

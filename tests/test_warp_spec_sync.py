@@ -1,0 +1,110 @@
+"""Warp-specialized producer / consumer synchronisation (the pattern of Triton's ``warp_specialize=True`` loops,
+workloads/gallery/kernels.py:gemm_warp_spec): a producer warp and a consumer warp hand a shared-memory slot
+back and forth through a "full" and an "empty" mbarrier whose parity flips every round. One elected consumer
+thread releases the slot with ``mbarrier.arrive [empty], 32`` (an arrival *count*), the barrier being
+initialised with 32. The timing pass must replay that as 32 arrivals: counting it as one arrival left the
+empty barrier's phase 0 incomplete forever and the producer's second-round wait deadlocked (the full-size
+gallery launch gemm_warp_spec_M256_N256_K192_full stopped with "simulation deadlocked")."""
+import json
+
+import numpy as np
+import pytest
+
+from warpgraph.runner.simulate import simulate
+from warpgraph.workloads.functional import run_functional
+from warpgraph.workloads.record import load_record
+
+ROUNDS = 6   # parity flips several times: the producer waits on phases 0, 1, 2... of the empty barrier
+
+PTX = r"""
+.version 8.3
+.target sm_90a
+.address_size 64
+.visible .entry ws(.param .u64 out, .param .u32 rounds)
+.reqntid 64
+{
+ .reg .b64 %rd<4>;
+ .reg .b32 %r<24>;
+ .reg .pred %p<8>;
+ .shared .align 8 .b8 smem[64];
+ ld.param.u64 %rd1, [out];
+ ld.param.u32 %r20, [rounds];
+ mov.u32 %r1, %tid.x;
+ shr.u32 %r2, %r1, 5;
+ and.b32 %r3, %r1, 31;
+ setp.eq.u32 %p1, %r3, 0;
+ mov.u32 %r4, smem;
+ add.u32 %r5, %r4, 8;
+ add.u32 %r6, %r4, 16;
+ setp.ne.u32 %p2, %r1, 0;
+ @%p2 bra INITED;
+ mbarrier.init.shared::cta.b64 [%r4], 1;
+ mbarrier.init.shared::cta.b64 [%r5], __ARRIVALS__;
+INITED:
+ bar.sync 1, 64;
+ mov.u32 %r10, 0;
+ mov.u32 %r11, 0;
+ setp.ne.u32 %p3, %r2, 0;
+ @%p3 bra CONSUMER;
+PRODUCER:
+ and.b32 %r12, %r10, 1;
+ xor.b32 %r12, %r12, 1;
+PWAIT:
+ mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r5], %r12;
+ @!%p4 bra PWAIT;
+ add.u32 %r13, %r10, 1;
+ @%p1 st.shared.u32 [%r6], %r13;
+ @%p1 mbarrier.arrive.shared::cta.b64 _, [%r4];
+ add.u32 %r10, %r10, 1;
+ setp.lt.u32 %p5, %r10, %r20;
+ @%p5 bra PRODUCER;
+ bra.uni DONE;
+CONSUMER:
+ and.b32 %r12, %r10, 1;
+CWAIT:
+ mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r4], %r12;
+ @!%p4 bra CWAIT;
+ ld.shared.u32 %r14, [%r6];
+ add.u32 %r11, %r11, %r14;
+ bar.warp.sync -1;
+ @%p1 mbarrier.arrive.shared::cta.b64 _, [%r5], 32;
+ add.u32 %r10, %r10, 1;
+ setp.lt.u32 %p5, %r10, %r20;
+ @%p5 bra CONSUMER;
+ @!%p1 bra DONE;
+ st.global.u32 [%rd1], %r11;
+DONE:
+ ret;
+}
+"""
+
+
+def _record(tmp_path, arrivals=32):
+    (tmp_path / "kernel.ptx").write_text(PTX.replace("__ARRIVALS__", str(arrivals)))
+    (tmp_path / "launch.json").write_text(json.dumps({
+        "format": "launch-record/1", "name": "ws_sync", "entry": "ws", "grid": [2, 1, 1], "block": [64, 1, 1],
+        "buffers": {"out": {"dtype": "uint32", "shape": [1], "init": "zeros"}},
+        "params": [{"ptr": "out"}, {"u32": ROUNDS}]}))
+    return tmp_path
+
+
+def test_functional_hand_off_is_exact(tmp_path):
+    res = run_functional(load_record(_record(tmp_path)), want_trace=False)
+    assert int(res.outputs["out"][0]) == ROUNDS * (ROUNDS + 1) // 2
+
+
+def test_timing_replays_an_arrival_count(tmp_path):
+    """Finishes (no deadlock) and the empty barrier completes one phase per round in the timing model too."""
+    r = simulate(_record(tmp_path), "h200")
+    st = r.stats
+    phases = st[(st["component"] == "mbarrier") & (st["stat"] == "phases")]["value"]
+    # 2 CTAs x 2 barriers x ROUNDS phases each, counted by the timing model's mbarrier unit
+    assert len(phases) == 1 and int(phases.iloc[0]) == 2 * 2 * ROUNDS
+    assert r.metrics["cycles"] > 0
+
+
+def test_more_arrivals_than_expected_is_a_timing_error(tmp_path):
+    """An arrival count above the init count stops the timing run with a clear error naming the count."""
+    from warpgraph.core.errors import SimulationError
+    with pytest.raises(SimulationError, match="more arrivals than the expected count 16"):
+        simulate(_record(tmp_path, arrivals=16), "h200")
