@@ -121,3 +121,21 @@ def test_bad_lists_are_clear_parse_errors(src, msg):
     with pytest.raises(PTXError, match=msg) as e:
         parse_ptx(ptx, "k.ptx").entry()
     assert "k.ptx:" in str(e.value)
+
+
+def test_triton_sm100a_warp_specialized_record():
+    """Triton's own sm_100a warp-specialized GEMM (workloads/records/b200/gemm_warp_spec_s_*) dispatches its
+    partitions with brx.idx: it runs functionally and in timing on the B200 model and passes its golden check."""
+    from pathlib import Path
+
+    import warpgraph
+    from warpgraph.workloads.references import check
+
+    d = Path(warpgraph.__file__).parent / "workloads" / "records" / "b200" / "gemm_warp_spec_s_M256_N256_K192"
+    rec = load_record(d)
+    assert ".branchtargets" in rec.ptx_text() and "brx.idx" in rec.ptx_text()
+    c = check(rec, run_functional(rec, want_trace=False).outputs)
+    assert c.ok, c.message
+    r = simulate(d, "b200", check=True)
+    assert r.check.ok, r.check.message
+    assert r.metrics["cycles"] > 1000
