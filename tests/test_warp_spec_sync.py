@@ -6,6 +6,7 @@ initialised with 32. The timing pass must replay that as 32 arrivals: counting i
 empty barrier's phase 0 incomplete forever and the producer's second-round wait deadlocked (the full-size
 gallery launch gemm_warp_spec_M256_N256_K192_full stopped with "simulation deadlocked")."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -108,3 +109,30 @@ def test_more_arrivals_than_expected_is_a_timing_error(tmp_path):
     from warpgraph.core.errors import SimulationError
     with pytest.raises(SimulationError, match="more arrivals than the expected count 16"):
         simulate(_record(tmp_path, arrivals=16), "h200")
+
+
+def test_triton_warp_specialized_gemm_over_several_parity_rounds(tmp_path):
+    """The gallery's Triton warp-specialized GEMM (3 stages) at K = 384: 6 k-steps, so the producer waits on
+    every stage's empty barrier twice (phases 0 and 1) -- the reduced-size record (K = 192) never waits past
+    phase 0. Timing mode finishes and the product is right."""
+    import shutil
+
+    import warpgraph
+    from warpgraph.workloads.memory import DeviceMemory
+
+    src = Path(warpgraph.__file__).parent / "workloads" / "gallery" / "records" / "gemm_warp_spec_M256_N256_K192"
+    d = tmp_path / "ws"
+    d.mkdir()
+    shutil.copy(src / "kernel.ptx", d / "kernel.ptx")
+    rec = json.loads((src / "launch.json").read_text())
+    k = 384
+    rec["buffers"]["a"]["shape"][1] = rec["buffers"]["b"]["shape"][1] = k
+    assert rec["params"][5] == {"u32": 192}
+    rec["params"][5] = {"u32": k}
+    rec["check"] = None
+    (d / "launch.json").write_text(json.dumps(rec))
+    r = simulate(d, "h200", want_outputs=True)
+    mem = DeviceMemory.from_record(load_record(d), 0)
+    a = mem.view("a").astype(np.float64)
+    b = mem.view("b").astype(np.float64)
+    np.testing.assert_allclose(r.outputs["c"].astype(np.float64), a @ b.T, rtol=2e-2, atol=2e-2)
