@@ -521,6 +521,14 @@ class SMCore:
                 self._kick(X.sm, X.st)
         return True
 
+    def _mbar_arrive_drop(self, W: _Warp, k: int, tt: int) -> None:
+        """mbarrier.arrive_drop: the warp's arrivals, and the barrier expects that many fewer from now on."""
+        fn = getattr(self.mbar, "arrive_drop", None)
+        if fn is None:
+            raise SimulationError(f"the mbarrier unit {type(self.mbar).__name__} does not model mbarrier.arrive_drop",
+                                  hint="an mbarrier unit with arrive_drop(key, t, arrivals, tx_bytes)")
+        fn(W.a1[k], tt, W.a2[k], W.a0[k])
+
     # -- wake-ups from units ------------------------------------------------------------------------------
     def _wake(self, W: _Warp, c: int, reason: int) -> None:
         if W.done:
@@ -915,7 +923,10 @@ class SMCore:
                         rk[d] = S.WAIT
             elif op == OP_MBAR_ARRIVE:
                 if W.act[k] and self.mbar is not None:
-                    self.mbar.arrive(W.a1[k], tt, W.a2[k], W.a0[k])
+                    if T.aux[i] == "drop":
+                        self._mbar_arrive_drop(W, k, tt)
+                    else:
+                        self.mbar.arrive(W.a1[k], tt, W.a2[k], W.a0[k])
                 for d in DSTS[i]:
                     rr[d] = tt + LAT[i]
                     rk[d] = S.SHORT_SCOREBOARD

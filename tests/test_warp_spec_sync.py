@@ -136,3 +136,87 @@ def test_triton_warp_specialized_gemm_over_several_parity_rounds(tmp_path):
     a = mem.view("a").astype(np.float64)
     b = mem.view("b").astype(np.float64)
     np.testing.assert_allclose(r.outputs["c"].astype(np.float64), a @ b.T, rtol=2e-2, atol=2e-2)
+
+
+DROP_PTX = r"""
+.version 8.3
+.target sm_90a
+.address_size 64
+.visible .entry wsd(.param .u64 out, .param .u32 rounds)
+.reqntid 96
+{
+ .reg .b64 %rd<4>;
+ .reg .b32 %r<24>;
+ .reg .pred %p<8>;
+ .shared .align 8 .b8 smem[64];
+ ld.param.u64 %rd1, [out];
+ ld.param.u32 %r20, [rounds];
+ mov.u32 %r1, %tid.x;
+ shr.u32 %r2, %r1, 5;
+ and.b32 %r3, %r1, 31;
+ setp.eq.u32 %p1, %r3, 0;
+ mov.u32 %r4, smem;
+ add.u32 %r5, %r4, 8;
+ add.u32 %r6, %r4, 16;
+ setp.ne.u32 %p2, %r1, 0;
+ @%p2 bra INITED;
+ mbarrier.init.shared::cta.b64 [%r4], 1;
+ mbarrier.init.shared::cta.b64 [%r5], 2;
+INITED:
+ bar.sync 0;
+ mov.u32 %r10, 0;
+ mov.u32 %r11, 0;
+ setp.ne.u32 %p3, %r2, 0;
+ @%p3 bra CONSUMER;
+PRODUCER:
+ and.b32 %r12, %r10, 1;
+ xor.b32 %r12, %r12, 1;
+PWAIT:
+ mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r5], %r12;
+ @!%p4 bra PWAIT;
+ add.u32 %r13, %r10, 1;
+ @%p1 st.shared.u32 [%r6], %r13;
+ @%p1 mbarrier.arrive.shared::cta.b64 _, [%r4];
+ add.u32 %r10, %r10, 1;
+ setp.lt.u32 %p5, %r10, %r20;
+ @%p5 bra PRODUCER;
+ bra.uni DONE;
+CONSUMER:
+ and.b32 %r12, %r10, 1;
+CWAIT:
+ mbarrier.try_wait.parity.shared::cta.b64 %p4, [%r4], %r12;
+ @!%p4 bra CWAIT;
+ ld.shared.u32 %r14, [%r6];
+ add.u32 %r11, %r11, %r14;
+ bar.warp.sync -1;
+ setp.eq.u32 %p6, %r2, 2;
+ @%p6 bra LEAVE;
+ @%p1 mbarrier.arrive.shared::cta.b64 _, [%r5];
+ add.u32 %r10, %r10, 1;
+ setp.lt.u32 %p5, %r10, %r20;
+ @%p5 bra CONSUMER;
+ @!%p1 bra DONE;
+ st.global.u32 [%rd1], %r11;
+ bra.uni DONE;
+LEAVE:
+ @%p1 mbarrier.arrive_drop.shared::cta.b64 _, [%r5];
+DONE:
+ ret;
+}
+"""
+
+
+def test_arrive_drop_lowers_the_expected_count_in_timing(tmp_path):
+    """Two consumer warps release the slot (empty barrier of 2 arrivals); one leaves after the first round with
+    mbarrier.arrive_drop, so later phases complete with the other's arrival alone -- functionally and in the
+    timing model's mbarrier unit (which used to ignore the drop and deadlock)."""
+    (tmp_path / "kernel.ptx").write_text(DROP_PTX)
+    (tmp_path / "launch.json").write_text(json.dumps({
+        "format": "launch-record/1", "name": "wsd", "entry": "wsd", "grid": [1, 1, 1], "block": [96, 1, 1],
+        "buffers": {"out": {"dtype": "uint32", "shape": [1], "init": "zeros"}},
+        "params": [{"ptr": "out"}, {"u32": ROUNDS}]}))
+    r = simulate(tmp_path, "h200", want_outputs=True)
+    assert int(r.outputs["out"][0]) == ROUNDS * (ROUNDS + 1) // 2
+    st = r.stats
+    phases = st[(st["component"] == "mbarrier") & (st["stat"] == "phases")]["value"]
+    assert int(phases.iloc[0]) == 2 * ROUNDS

@@ -1173,8 +1173,8 @@ def _d_mbar_arrive(b, inst):
             if arrives:
                 cnt = x[sel] if (x is not None and not expect) else np.ones(int(sel.sum()), np.int64)
                 np.subtract.at(st["pend"], s, cnt)
-                if drop:
-                    np.subtract.at(st["exp"], s, 1)
+                if drop:      # arrive_drop: the expected count of this and later phases drops by the count
+                    np.subtract.at(st["exp"], s, cnt)
             _mbar_complete(st, s)
         if wst is not None:
             buf = np.zeros(b.L, np.uint64)
