@@ -503,6 +503,19 @@ class SMCore:
         b[2].append(W)
         return self._bar_try_release(W.cta, bid, t, W)
 
+    def _bar_arrive_only(self, W: _Warp, bid: int, nthreads: int, t: int) -> None:
+        """bar.arrive / barrier.arrive: the warp's threads count toward barrier ``bid`` (it may complete it and
+        release the waiting warps) but the warp does not wait (PTX ISA, bar.arrive: producer/consumer hand-off)."""
+        bars = self.bars.setdefault(W.cta, {})
+        b = bars.get(bid)
+        if b is None:
+            nw = -(-nthreads // 32) if nthreads > 0 else self.wpc
+            b = bars[bid] = [0, 0, [], nw]
+        b[0] += W.m
+        if t > b[1]:
+            b[1] = t
+        self._bar_try_release(W.cta, bid, t)
+
     def _bar_try_release(self, cta: int, bid: int, t: int, cur: _Warp | None = None) -> bool:
         bars = self.bars[cta]
         b = bars[bid]
@@ -881,6 +894,8 @@ class SMCore:
                     for d in DSTS[i]:
                         rr[d] = done
                         rk[d] = rs
+            elif op == OP_BAR and T.aux[i] == "arrive":   # bar.arrive: the warp counts and goes on
+                self._bar_arrive_only(W, W.a0[k], W.a1[k], tt)
             elif op == OP_BAR:
                 W.hold_t = INF
                 W.hold_r = S.BARRIER

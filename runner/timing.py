@@ -170,6 +170,8 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
             lat = clock_lat
         elif kind == "BAR_SYNC":
             pipe = P_CBU
+            if ins.opcode in ("bar.arrive", "barrier.arrive"):   # counts toward the barrier without waiting
+                aux = "arrive"
         elif kind == "FENCE":
             lat = 8
         cl = _cluster_lowering(ins, kind)     # clusters: DSM / barrier.cluster op classes

@@ -220,3 +220,54 @@ def test_arrive_drop_lowers_the_expected_count_in_timing(tmp_path):
     st = r.stats
     phases = st[(st["component"] == "mbarrier") & (st["stat"] == "phases")]["value"]
     assert int(phases.iloc[0]) == 2 * ROUNDS
+
+
+ARRIVE_PTX = r"""
+.version 8.3
+.target sm_90a
+.address_size 64
+.visible .entry nb(.param .u64 out)
+.reqntid 64
+{
+ .reg .b64 %rd<4>;
+ .reg .b32 %r<12>;
+ .reg .pred %p<4>;
+ .shared .align 4 .b8 slot[8];
+ ld.param.u64 %rd1, [out];
+ mov.u32 %r1, %tid.x;
+ shr.u32 %r2, %r1, 5;
+ setp.ne.u32 %p1, %r2, 0;
+ @%p1 bra CONSUMER;
+ mov.u32 %r3, 7;
+ st.shared.u32 [slot], %r3;
+ bar.arrive 1, 64;
+ mov.u32 %r3, 9;
+ st.shared.u32 [slot+4], %r3;
+ bar.arrive 2, 64;
+ ret;
+CONSUMER:
+ bar.sync 2, 64;
+ bar.sync 1, 64;
+ ld.shared.u32 %r4, [slot];
+ ld.shared.u32 %r5, [slot+4];
+ add.u32 %r6, %r4, %r5;
+ setp.ne.u32 %p2, %r1, 32;
+ @%p2 bra DONE;
+ st.global.u32 [%rd1], %r6;
+DONE:
+ ret;
+}
+"""
+
+
+def test_named_barrier_arrive_does_not_wait(tmp_path):
+    """A producer warp signals two named barriers with bar.arrive and leaves; the consumer waits on them in the
+    opposite order. On the GPU bar.arrive never waits: when the timing model held the producer at its first
+    arrive until the consumer reached barrier 1, the consumer waited at barrier 2 for it (deadlock)."""
+    (tmp_path / "kernel.ptx").write_text(ARRIVE_PTX)
+    (tmp_path / "launch.json").write_text(json.dumps({
+        "format": "launch-record/1", "name": "nb", "entry": "nb", "grid": [2, 1, 1], "block": [64, 1, 1],
+        "buffers": {"out": {"dtype": "uint32", "shape": [1], "init": "zeros"}}, "params": [{"ptr": "out"}]}))
+    r = simulate(tmp_path, "h200", want_outputs=True)
+    assert int(r.outputs["out"][0]) == 16
+    assert r.metrics["cycles"] > 0
