@@ -96,6 +96,16 @@ class MbarrierUnit:
         if b.pending == 0 and b.tx == 0:
             self._complete(b, t, key)
 
+    def arrive_drop(self, key: int, t: int, arrivals: int = 1, tx_bytes: int = 0) -> None:
+        """mbarrier.arrive_drop: the expected count of this and every later phase drops by ``arrivals``, then
+        those arrivals count for the current phase (PTX ISA, mbarrier.arrive_drop)."""
+        b = self._bar(key)
+        b.expected -= arrivals
+        if b.expected < 0:
+            raise SimulationError(f"mbarrier 0x{key:x}: arrive_drop below an expected count of 0",
+                                  hint="arrival count of mbarrier.init")
+        self.arrive(key, t, arrivals, tx_bytes)
+
     def expect_tx(self, key: int, t: int, tx_bytes: int) -> None:
         self._bar(key).tx += tx_bytes
 

@@ -506,6 +506,19 @@ class SMCore:
         b[2].append(W)
         return self._bar_try_release(W.cta, bid, t, W)
 
+    def _bar_arrive_only(self, W: _Warp, bid: int, nthreads: int, t: int) -> None:
+        """bar.arrive / barrier.arrive: the warp's threads count toward barrier ``bid`` (it may complete it and
+        release the waiting warps) but the warp does not wait (PTX ISA, bar.arrive: producer/consumer hand-off)."""
+        bars = self.bars.setdefault(W.cta, {})
+        b = bars.get(bid)
+        if b is None:
+            nw = -(-nthreads // 32) if nthreads > 0 else self.wpc
+            b = bars[bid] = [0, 0, [], nw]
+        b[0] += W.m
+        if t > b[1]:
+            b[1] = t
+        self._bar_try_release(W.cta, bid, t)
+
     def _bar_try_release(self, cta: int, bid: int, t: int, cur: _Warp | None = None) -> bool:
         bars = self.bars[cta]
         b = bars[bid]
@@ -523,6 +536,14 @@ class SMCore:
                 X.st = T if T > now else now
                 self._kick(X.sm, X.st)
         return True
+
+    def _mbar_arrive_drop(self, W: _Warp, k: int, tt: int) -> None:
+        """mbarrier.arrive_drop: the warp's arrivals, and the barrier expects that many fewer from now on."""
+        fn = getattr(self.mbar, "arrive_drop", None)
+        if fn is None:
+            raise SimulationError(f"the mbarrier unit {type(self.mbar).__name__} does not model mbarrier.arrive_drop",
+                                  hint="an mbarrier unit with arrive_drop(key, t, arrivals, tx_bytes)")
+        fn(W.a1[k], tt, W.a2[k], W.a0[k])
 
     # -- wake-ups from units ------------------------------------------------------------------------------
     def _wake(self, W: _Warp, c: int, reason: int) -> None:
@@ -908,6 +929,8 @@ class SMCore:
                     for d in DSTS[i]:
                         rr[d] = done
                         rk[d] = rs
+            elif op == OP_BAR and T.aux[i] == "arrive":   # bar.arrive: the warp counts and goes on
+                self._bar_arrive_only(W, W.a0[k], W.a1[k], tt)
             elif op == OP_BAR:
                 W.hold_t = INF
                 W.hold_r = S.BARRIER
@@ -950,7 +973,10 @@ class SMCore:
                         rk[d] = S.WAIT
             elif op == OP_MBAR_ARRIVE:
                 if W.act[k] and self.mbar is not None:
-                    self.mbar.arrive(W.a1[k], tt, W.a2[k], W.a0[k])
+                    if T.aux[i] == "drop":
+                        self._mbar_arrive_drop(W, k, tt)
+                    else:
+                        self.mbar.arrive(W.a1[k], tt, W.a2[k], W.a0[k])
                 for d in DSTS[i]:
                     rr[d] = tt + LAT[i]
                     rk[d] = S.SHORT_SCOREBOARD

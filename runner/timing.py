@@ -133,6 +133,12 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
             lat = test_wait if aux == "test_wait" else try_wait
         elif kind in ("MBAR_ARRIVE", "MBAR_INIT", "MBAR_OTHER"):
             pipe, lat, rsn = P_MIO, arrive, S.SHORT_SCOREBOARD
+            if ins.opcode == "mbarrier.arrive_drop":     # the arrivals also lower the expected count
+                if "shared::cluster" in ins.mods:
+                    raise SimulationError(f"mbarrier.arrive_drop on a shared::cluster barrier is not modelled in "
+                                          f"timing mode: {ins.text}", location=program.location(i),
+                                          hint="--mode functional, or a shared::cta barrier")
+                aux = "drop"
         elif kind in ("TMA_LOAD", "TMA_STORE", "BULK_COMMIT", "BULK_WAIT"):
             pipe = P_UNIFORM
         elif kind == "MMA_SYNC":
@@ -164,6 +170,8 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
             lat = clock_lat
         elif kind == "BAR_SYNC":
             pipe = P_CBU
+            if ins.opcode in ("bar.arrive", "barrier.arrive"):   # counts toward the barrier without waiting
+                aux = "arrive"
         elif kind == "FENCE":
             lat = 8
         cl = _cluster_lowering(ins, kind)     # clusters: DSM / barrier.cluster op classes

@@ -379,21 +379,23 @@ def _ptx_cfg(program):
     """Basic blocks of the PTX (instruction index lists), their successors and the block of each index."""
     insts = program.instructions
     n = len(insts)
-    from warpgraph.workloads.ptx.model import Label
+    from warpgraph.workloads.ptx.model import Label, Targets
 
-    def target(ins):
+    def targets(ins):
         for op in ins.operands:
             if isinstance(op, Label):
-                return op.target
-        return None
+                return (op.target,)
+            if isinstance(op, Targets):      # brx.idx: every entry of its .branchtargets list
+                return tuple(lb.target for lb in op.labels)
+        return ()
 
     starts = {0}
     for i, ins in enumerate(insts):
         kind = getattr(ins.kind, "name", "").upper()
         if kind in ("BRANCH", "EXIT"):
-            t = target(ins)
-            if t is not None and 0 <= t < n:
-                starts.add(t)
+            for t in targets(ins):
+                if 0 <= t < n:
+                    starts.add(t)
             if i + 1 < n:
                 starts.add(i + 1)
     blocks, block_of = _blocks(starts, n)
@@ -402,9 +404,9 @@ def _ptx_cfg(program):
         last = insts[idxs[-1]]
         kind = getattr(last.kind, "name", "").upper()
         if kind == "BRANCH":
-            t = target(last)
-            if t is not None and 0 <= t < n:
-                succ[b].append(block_of[t])
+            for t in targets(last):
+                if 0 <= t < n:
+                    succ[b].append(block_of[t])
             if last.guard is None or b + 1 >= len(blocks):
                 continue
         elif kind == "EXIT":

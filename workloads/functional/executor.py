@@ -113,6 +113,7 @@ class Batch:
         self.clock_counter = 0
         self.cur_act = None
         self.wait_failed = False
+        self.brx_sel = None        # brx.idx: each lane's index into the target list (set by its handler)
         self.pay = None
         self.cp_groups = 0
         self.trace = ex.new_batch_trace(ctas)
@@ -274,7 +275,7 @@ class Batch:
         fn = _DECODERS.get(op)
         if fn is None:
             raise PTXError(f"unsupported instruction {op}", location=self.loc(inst), hint=inst.text)
-        if op in ("bra", "brx") and not any(isinstance(o, Label) for o in inst.operands):
+        if op == "bra" and not any(isinstance(o, Label) for o in inst.operands):
             raise PTXError(f"{op} without a target label: {inst.text.strip()}", location=self.loc(inst),
                            hint="bra LABEL")
         h = fn(self, inst)
@@ -1004,6 +1005,28 @@ def _to_f8(x, fmt):
          "brkpt")
 def _d_nop(b, inst):
     return None
+
+
+@decoder("brx")
+def _d_brx(b, inst):
+    """``brx.idx index, tlist``: the scheduler (run.py) sends each lane to ``tlist[index]``; the handler reads
+    the active lanes' indices into ``b.brx_sel`` and stops on one outside the list (undefined in PTX)."""
+    idx_op, tl = inst.operands
+    n = len(tl.labels)
+    v = b.val(idx_op, "u32", inst)
+
+    def h(act, full):
+        x = np.asarray(_get(v)).astype(np.int64)
+        sel = np.broadcast_to(x, (b.L,)) if x.ndim == 0 else x
+        bad = act & ((sel < 0) | (sel >= n))
+        if bad.any():
+            lane = int(np.flatnonzero(bad)[0])
+            raise SimulationError(
+                f"brx.idx index {int(sel[lane])} outside the {n}-entry list {tl.name} "
+                f"(thread {lane % b.lpc} of CTA {int(b.ctas[b.lane_cta[lane]])})", location=b.loc(inst),
+                hint=f"an index in [0, {n})")
+        b.brx_sel = sel
+    return h
 
 
 @decoder("trap")

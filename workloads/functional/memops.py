@@ -1157,6 +1157,10 @@ def _d_mbar_arrive(b, inst):
             e = np.asarray(_get(extra))
             x = (e[idx] if e.ndim else np.full(len(idx), int(e))).astype(np.int64)
         token = np.zeros(len(idx), np.int64)
+        # arrivals per lane: the count operand of mbarrier.arrive{,_drop} [a], count (default 1); the timing
+        # pass replays the warp's summed arrivals (pay[:, 2]), so a single elected thread arriving with count
+        # 128 completes a barrier initialised with 128 there too
+        narr = x if (arrives and x is not None and not expect) else None
         for a in np.unique(addrs):
             sel = addrs == a
             st = _mbar_state(b, int(a))
@@ -1169,8 +1173,8 @@ def _d_mbar_arrive(b, inst):
             if arrives:
                 cnt = x[sel] if (x is not None and not expect) else np.ones(int(sel.sum()), np.int64)
                 np.subtract.at(st["pend"], s, cnt)
-                if drop:
-                    np.subtract.at(st["exp"], s, 1)
+                if drop:      # arrive_drop: the expected count of this and later phases drops by the count
+                    np.subtract.at(st["exp"], s, cnt)
             _mbar_complete(st, s)
         if wst is not None:
             buf = np.zeros(b.L, np.uint64)
@@ -1184,7 +1188,12 @@ def _d_mbar_arrive(b, inst):
             if expect and x is not None:
                 pay[:, 0] = np.bincount(wi, weights=x, minlength=b.W)[:b.W].astype(np.int64)
             pay[:, 1] = b.warp_first(idx, _key_slots(b, slots, addrs))
-            pay[:, 2] = np.bincount(wi, minlength=b.W)[:b.W] if arrives else 0
+            if not arrives:
+                pay[:, 2] = 0
+            elif narr is not None:
+                pay[:, 2] = np.bincount(wi, weights=narr, minlength=b.W)[:b.W].astype(np.int64)
+            else:
+                pay[:, 2] = np.bincount(wi, minlength=b.W)[:b.W]
             b.pay = pay
     return h
 

@@ -257,6 +257,8 @@ def _run_batch(ex, b: Batch, steps0: int):
     kinds = [int(i.kind) for i in insts]
     guards = [i.guard for i in insts]
     targets = [next((o.target for o in i.operands if isinstance(o, Label)), None) for i in insts]
+    # brx.idx: pc -> its .branchtargets instruction indices (the handler leaves each lane's index in b.brx_sel)
+    brx_tab = {i: [lb.target for lb in ins.operands[1].labels] for i, ins in enumerate(insts) if ins.opcode == "brx"}
     R = b.R
     W = b.W
     L = b.L
@@ -477,6 +479,21 @@ def _run_batch(ex, b: Batch, steps0: int):
                 pc += 1
                 continue
             k = kinds[pc]
+            if k == K_BRANCH and brx_tab and pc in brx_tab:
+                # indexed branch: lanes go to their entry of the list (a warp may diverge), guard-false lanes
+                # fall through; a back edge while others wait yields like a bra loop
+                tl = brx_tab[pc]
+                sel = b.brx_sel
+                waiting = bool(groups or spinning or blocked)
+                for j in np.unique(sel[eff]).tolist() if eff.any() else ():
+                    m = eff & (sel == j)
+                    tgt = tl[j]
+                    pool = deferred if (tgt <= pc and waiting) else groups
+                    pool[tgt] = pool[tgt] | m if tgt in pool else m
+                nt = act & ~eff
+                if nt.any():
+                    groups[pc + 1] = groups[pc + 1] | nt if pc + 1 in groups else nt
+                break
             if k == K_BRANCH:
                 tgt = targets[pc]
                 if g is None or bool(eff.all() if efull else (eff == act).all()):
@@ -538,8 +555,12 @@ def _run_batch(ex, b: Batch, steps0: int):
                     dst = insts[pc].operands[0]
                     okm = R[dst.index]
                     failed = eff & ~okm
+                    # progress counts the steps since the oldest parked spinner parked: the first one to park
+                    # starts the count; a later one keeps it (the steps its group ran before this failed
+                    # poll, e.g. the consumer's arrive that completes the phase the producer awaits, are
+                    # progress for the earlier spinners) less its own failed poll
+                    progress = progress - 1 if spinning else 0
                     spinning[pc] = spinning[pc] | failed if pc in spinning else failed
-                    progress = 0
                     act = act & ~failed
                     if not act.any():
                         break

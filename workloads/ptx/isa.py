@@ -102,7 +102,7 @@ NO_DST = {
     "cp.async.bulk.prefetch.tensor", "cp.async.bulk.prefetch", "cp.reduce.async.bulk", "cp.async.mbarrier.arrive",
     "mbarrier.init", "mbarrier.inval", "mbarrier.expect_tx", "mbarrier.complete_tx",
     "bar.sync", "bar.arrive", "bar.red", "bar.warp.sync", "barrier.sync", "barrier.arrive", "barrier.red",
-    "barrier.cluster.arrive", "barrier.cluster.wait", "bra", "ret", "exit", "trap", "stmatrix",
+    "barrier.cluster.arrive", "barrier.cluster.wait", "bra", "brx", "ret", "exit", "trap", "stmatrix",
     "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group", "fence", "fence.proxy", "membar", "prefetch",
     "prefetchu", "nop", "brkpt", "pmevent", "griddepcontrol", "setmaxnreg", "call",
 }

@@ -37,6 +37,14 @@ class Label:
 
 
 @dataclass(frozen=True)
+class Targets:
+    """A ``.branchtargets`` list (``ts: .branchtargets L0, L1, L2;``), the table operand of ``brx.idx``:
+    ``labels[i]`` is the target of index ``i``."""
+    name: str
+    labels: tuple              # of Label
+
+
+@dataclass(frozen=True)
 class Sink:
     pass
 
@@ -62,7 +70,7 @@ class Addr:
     coords: tuple | None = None
 
 
-Operand = Reg | Imm | Sym | Label | Sink | Vec | Pair | Addr
+Operand = Reg | Imm | Sym | Label | Targets | Sink | Vec | Pair | Addr
 
 
 @dataclass

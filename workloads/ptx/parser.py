@@ -14,7 +14,8 @@ import struct
 
 from ...core.errors import PTXError
 from .isa import KNOWN_OPCODES, MULTI_OPCODES, NO_DST, Kind, classify
-from .model import Addr, Imm, Instruction, Label, Module, Pair, Param, Program, Reg, SharedVar, Sink, Sym, Vec
+from .model import (Addr, Imm, Instruction, Label, Module, Pair, Param, Program, Reg, SharedVar, Sink, Sym, Targets,
+                    Vec)
 
 _TYPE_SIZES = {"b8": 1, "s8": 1, "u8": 1, "b16": 2, "s16": 2, "u16": 2, "f16": 2, "bf16": 2,
                "b32": 4, "s32": 4, "u32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "tf32": 4,
@@ -358,6 +359,7 @@ class _Body:
         self.instructions: list = []
         self.raw: list = []             # (opcode, mods, guard, operand token-lists, line, text, scope snapshot)
         self.labels: dict = {}          # unique label name -> instruction index
+        self.btargets: dict = {}        # unique name of a .branchtargets list -> its label references
         self.shared_vars: dict = {v.name: v for v in p.module_shared}
         self.local_vars: dict = {}
         self.unknown: list = []
@@ -405,9 +407,16 @@ class _Body:
                 uname = t.text if len(self.scopes) == 1 else f"{t.text}${sc['__id__']}"
                 if uname in self.labels:
                     raise PTXError(f"label {t.text} defined twice", location=f"{p.filename}:{t.line}")
+                if p.peek().text in (".branchtargets", ".calltargets"):
+                    self.parse_targets(t, uname)
+                    continue
+                if uname in self.btargets:
+                    raise PTXError(f"label {t.text} defined twice", location=f"{p.filename}:{t.line}")
                 sc["label:" + t.text] = uname
                 self.labels[uname] = len(self.raw)
                 continue
+            if t.text in (".branchtargets", ".calltargets"):
+                p.err(f"{t.text} needs a label naming the list", t, f"ts: {t.text} L0, L1;")
             if t.text == ".reg":
                 self.parse_reg_decl()
                 continue
@@ -425,6 +434,29 @@ class _Body:
             if t.kind == "ident" and t.text.startswith(".") :
                 p.err("unsupported directive in function body", t)
             self.parse_instruction()
+
+    def parse_targets(self, name_tok, uname):
+        """``ts: .branchtargets L0, L1, ...;``: the target list of ``brx.idx`` (labels may be forward)."""
+        p = self.p
+        d = p.next()
+        if d.text == ".calltargets":
+            p.err(".calltargets (indirect calls) is not supported", d, "direct call instructions")
+        refs = []
+        while True:
+            lt = p.next()
+            if lt.kind != "ident" or lt.text.startswith((".", "%")):
+                p.err("expected a label in the .branchtargets list", lt, "ts: .branchtargets L0, L1, L2;")
+            refs.append(_LabelRef(lt.text, lt.line, list(self.scopes)))
+            s = p.next()
+            if s.text == ";":
+                break
+            if s.text != ",":
+                p.err("expected ',' or ';' in the .branchtargets list", s)
+        sc = self.scopes[-1]
+        if uname in self.labels or uname in self.btargets:
+            raise PTXError(f"label {name_tok.text} defined twice", location=f"{p.filename}:{name_tok.line}")
+        sc["targets:" + name_tok.text] = uname
+        self.btargets[uname] = refs
 
     def parse_reg_decl(self):
         p = self.p
@@ -600,6 +632,9 @@ class _Body:
             return Sym(name, "local")
         if name in self.p.module_globals:
             return Sym(name, "global")
+        tl = self.lookup("targets:" + name)
+        if tl is not None:      # a .branchtargets list declared above (ptxas refuses forward references)
+            return _TargetsRef(name, tl, tok.line)
         # label (maybe forward): resolved in finish()
         return _LabelRef(name, tok.line, list(self.scopes))
 
@@ -613,7 +648,15 @@ class _Body:
                        hint="a label defined in this function, a parameter or a declared variable")
 
     def fix(self, op):
+        if isinstance(op, _TargetsRef):
+            return Targets(op.name, tuple(Label(r.name, self.labels[self.resolve_label(r)])
+                                          for r in self.btargets[op.uname]))
         if isinstance(op, _LabelRef):
+            if any("targets:" + op.name in sc for sc in op.scopes) or op.name in self.btargets:
+                raise PTXError(f".branchtargets list {op.name} is used before it is declared",
+                               location=f"{self.p.filename}:{op.line}",
+                               hint="declare the list (ts: .branchtargets L0, L1;) before the brx.idx that "
+                                    "uses it, as ptxas requires")
             u = self.resolve_label(op)
             return Label(op.name, self.labels[u])
         if isinstance(op, Vec):
@@ -652,9 +695,11 @@ class _Body:
         n = len(insts)
         for inst in insts:
             for o in inst.operands:
-                if isinstance(o, Label) and o.target >= n:
-                    raise PTXError(f"label {o.name} is not followed by an instruction",
-                                   location=f"{self.p.filename}:{inst.line}")
+                for lb in (o.labels if isinstance(o, Targets) else (o,)):
+                    if isinstance(lb, Label) and lb.target >= n:
+                        raise PTXError(f"label {lb.name} is not followed by an instruction",
+                                       location=f"{self.p.filename}:{inst.line}")
+            _check_brx(inst, self.p.filename)
         # shared layout as ptxas does it per entry: only the module-scope shared variables this function
         # references (a module with several kernels declares every kernel's variables at module scope; nvcc
         # names a second `buf` `buf$1`), copied so entries do not share offsets; static vars first, extern
@@ -696,12 +741,37 @@ class _LabelRef:
         self.name, self.line, self.scopes = name, line, scopes
 
 
+class _TargetsRef:
+    """A reference to a .branchtargets list declared above; its labels are resolved in finish()."""
+    __slots__ = ("name", "uname", "line")
+
+    def __init__(self, name, uname, line):
+        self.name, self.uname, self.line = name, uname, line
+
+
 _SPECIAL_REGS = {"%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid",
                  "%gridid", "%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi",
                  "%lanemask_eq", "%lanemask_lt", "%lanemask_le", "%lanemask_gt", "%lanemask_ge",
                  "%dynamic_smem_size", "%total_smem_size", "%cluster_ctarank", "%cluster_nctarank",
                  "%clusterid", "%nclusterid", "%cluster_ctaid", "%cluster_nctaid", "%is_explicit_cluster",
                  "%envreg0", "%pm0"}
+
+
+def _check_brx(inst, filename) -> None:
+    """``brx.idx{.uni} index, tlist`` with tlist a .branchtargets list; a list used anywhere else is an error."""
+    loc = f"{filename}:{inst.line}"
+    ops = inst.operands
+    if inst.opcode == "brx":
+        if "idx" not in inst.mods:
+            raise PTXError(f"brx needs .idx: {inst.text}", location=loc, hint="brx.idx{.uni} index, tlist;")
+        if len(ops) != 2 or not isinstance(ops[1], Targets) or not isinstance(ops[0], (Reg, Imm)):
+            raise PTXError(f"brx.idx takes an index and a .branchtargets list: {inst.text}", location=loc,
+                           hint="ts: .branchtargets L0, L1; brx.idx %r1, ts;")
+        return
+    for o in ops:
+        if isinstance(o, Targets):
+            raise PTXError(f".branchtargets list {o.name} used by {inst.opcode} (only brx.idx takes one)",
+                           location=loc, hint="bra LABEL, or brx.idx index, tlist")
 
 
 def _shared_syms(op, out: set):
