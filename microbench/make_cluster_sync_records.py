@@ -26,19 +26,15 @@ def records():
         R.append(dict(name=f"csync_fence_{op}_{cond}", entry=f"_Z7k_fenceILi{o}ELi{c}EEvPKcPjPyj", block=64,
                       buffers={"src": {"dtype": "uint8", "shape": [512 * 16384], "init": "zeros"},
                                "gsink": {"dtype": "uint32", "shape": [64 * 2], "init": "zeros"},
-                               "out": {"dtype": "uint64", "shape": [8], "init": "zeros"}},
+                               "out": {"dtype": "uint64", "shape": [8], "init": "poison"}},
                       params=[{"ptr": "src"}, {"ptr": "gsink"}, {"ptr": "out"}, {"u32": ITERS}],
                       what=f"FENCE op={op} cond={cond}: out[4b] = 100 x mean cycles of the op between two %clock64",
                       hw={"bench": "fence", "params": {"op": op, "cond": cond, "grid": "2"}, "stat": "cycles"}))
-    for i, op in enumerate(["rel", "rlx"]):
-        R.append(dict(name=f"csync_ping_{op}", entry=f"_Z6k_pingILi{i}EEvPyj", block=64,
-                      buffers={"out": {"dtype": "uint64", "shape": [2], "init": "zeros"}},
-                      params=[{"ptr": "out"}, {"u32": 256}],
-                      what=f"PING op={op}: out[0] = 100 x cycles per remote-arrive round trip",
-                      hw={"bench": "ping", "params": {"op": op}, "stat": "cycles"}))
+    # PING (k_ping) is not bundled: the functional pass reports a deadlock on its cross-CTA mbarrier ping-pong
+    # (both thread 0s poll; microbench/results/h200_cluster_sync_2026-12-03/README.md)
     for i, sem in enumerate(["rel", "rlx"]):
         R.append(dict(name=f"csync_cbar_{sem}", entry=f"_Z6k_cbarILi{i}EEvPyj", block=128, dyn=0,
-                      buffers={"out": {"dtype": "uint64", "shape": [1], "init": "zeros"}},
+                      buffers={"out": {"dtype": "uint64", "shape": [1], "init": "poison"}},
                       params=[{"ptr": "out"}, {"u32": 256}],
                       what=f"CBAR sem={sem} C=2 threads=128: out[0] = 100 x cycles per arrive+wait",
                       hw={"bench": "cbar", "params": {"sem": sem, "C": "2", "threads": "128"}, "stat": "cycles"}))
