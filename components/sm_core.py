@@ -68,6 +68,10 @@ OPS = OPS + TC05_OPS
 #: operand class of a tcgen05.mma in its trace payload (a2 >> 16, workloads/functional/tcgen05_ops.DCLASS)
 TC05_DTYPES = ("f16", "tf32", "e4m3", "s8")
 # ---- end tcgen05 block ----
+# ---- MEMBAR.ALL.GPU (fence.acq_rel at cluster/gpu/sys scope; the runner folds the implicit fence of a
+# .release.cluster mbarrier.arrive and of barrier.cluster.arrive.release into those ops): SMCore._membar
+OP_MEMBAR = len(OPS)
+OPS = OPS + ("MEMBAR",)
 
 # pipes of a sub-partition (index 0 is the issue slot)
 PIPES = ("issue", "fma", "alu", "fp16", "fp64", "sfu", "mio", "lsu", "tensor", "cbu", "uniform")
@@ -127,6 +131,8 @@ class CoreConfig:
         self.dispatch_interval = 0      # an SM starts its CTAs at least this far apart (cta_scheduler.dispatch_cycles_per_cta)
         self.poll_latency = 42          # mbarrier poll result latency when the unit gives none (paper Tab. II)
         self.fence_latency = 8
+        self.membar_gpu = 0             # MEMBAR.ALL.GPU with nothing outstanding (latencies.membar_gpu_cycles)
+        self.membar_drain = 0           # ... after the last outstanding TMA copy / store (latencies.membar_drain_cycles)
         self.clock_latency = 2
         self.mbar_wait_reason = S.LONG_SCOREBOARD     # no-hint try_wait: SYNCS.PHASECHK result (L1TEX path)
         self.mbar_sleep_reason = S.SLEEPING           # try_wait with a suspend hint
@@ -1100,6 +1106,8 @@ class SMCore:
                 self._tcgen05(W, op, i, k, tt)
             elif OP_DSM <= op <= OP_CBAR_WAIT:   # clusters: DSM fabric and barrier.cluster (one call, see _cluster_op)
                 self._cluster_op(W, op, i, k, tt)
+            elif op == OP_MEMBAR:                # fence.acq_rel.cluster/gpu: MEMBAR.ALL.GPU
+                self._membar(W, tt)
             else:  # any other op with destinations: fixed latency
                 rt = tt + LAT[i]
                 rs = RSN[i]
@@ -1114,6 +1122,26 @@ class SMCore:
         self.cl_of = {c: ci for ci, m in enumerate(self.cl_members) for c in m}
         self.dsm = dsm
         self.cbar_latency = int(barrier_latency)
+
+    def _membar(self, W: _Warp, tt: int) -> int:
+        """MEMBAR.ALL.GPU issued at ``tt``: the warp holds (membar stall) until the cycle returned. H200
+        (microbench/results/h200_cluster_sync_2026-12-03): ``membar_gpu`` with nothing outstanding, else
+        ``membar_drain`` after the last of the SM's outstanding bulk (TMA) copies and the warp's stores."""
+        h = tt + self.cfg.membar_gpu
+        out = W.st_ack
+        act = getattr(self.tma, "active", None)
+        if act is not None:
+            a = act[W.sm]
+            if a:
+                m = max(a)
+                if m > out:
+                    out = m
+        if out > tt and out + self.cfg.membar_drain > h:
+            h = out + self.cfg.membar_drain
+        if h > tt + 1 and h > W.hold_t:
+            W.hold_t = h
+            W.hold_r = S.MEMBAR
+        return h
 
     def _sm_of(self, cta: int, W: _Warp, i: int) -> int:
         sm = self.cta_sm.get(cta)
@@ -1162,11 +1190,16 @@ class SMCore:
             elif done > W.st_ack:
                 W.st_ack = done              # stores drain before exit / a releasing cluster arrive
         elif op == OP_DSM_ARRIVE:            # mbarrier.arrive on a shared::cluster address: a1 key (owner CTA)
+            if T.aux[i] == "membar":         # .release.cluster/gpu: MEMBAR.ALL.GPU first (local or remote)
+                tt = self._membar(W, tt)
             if W.act[k] and self.mbar is not None:
                 key = W.a1[k]
                 dst = key >> 32
                 if dst == W.cta or dsm is None:
-                    self.mbar.arrive(key, tt, W.a2[k], W.a0[k])
+                    if tt > self.eng.now and T.aux[i] == "membar":
+                        self.eng.schedule(tt, self.mbar.arrive, key, tt, W.a2[k], W.a0[k])
+                    else:
+                        self.mbar.arrive(key, tt, W.a2[k], W.a0[k])
                 else:
                     ta = dsm.transfer(tt, W.sm, self._sm_of(dst, W, i), 8, "mbarrier")
                     ta = max(ta, self.eng.now)
@@ -1201,8 +1234,8 @@ class SMCore:
                                   key & 0xFFFFFFFF)
         elif op == OP_CBAR_ARRIVE:           # barrier.cluster.arrive (.release waits for the warp's stores)
             t = tt
-            if T.aux[i] != "relaxed" and W.st_ack > t:
-                t = W.st_ack
+            if T.aux[i] != "relaxed":        # .release: MEMBAR.ALL.GPU before UCGABAR_ARV (ptxas)
+                t = self._membar(W, tt)
             ci = self.cl_of.get(W.cta, -1 - W.cta)
             ph = self._cb_arr.get(W.g, 0)
             self._cb_arr[W.g] = ph + 1

@@ -174,6 +174,8 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
                 aux = "arrive"
         elif kind == "FENCE":
             lat = 8
+            if _is_membar_gpu(ins):           # MEMBAR.ALL.GPU: SMCore._membar (microbench/src/cluster_sync.cu)
+                op = C.OP_MEMBAR
         cl = _cluster_lowering(ins, kind)     # clusters: DSM / barrier.cluster op classes
         if cl is not None:
             op, aux = cl
@@ -205,6 +207,8 @@ def _cluster_lowering(ins, kind: str):
     if kind in ("LD_SHARED", "ST_SHARED", "ATOM_SHARED") and "shared::cluster" in mods:
         return C.OP_DSM, ("ld" if kind == "LD_SHARED" else "st" if kind == "ST_SHARED" else
                           "red" if opc == "red" else "atom")
+    if kind == "MBAR_ARRIVE" and "release" in mods and _WIDE_SCOPES.intersection(mods):
+        return C.OP_DSM_ARRIVE, "membar"      # ptxas: MEMBAR.ALL.GPU before the SYNCS.ARRIVE (local or remote)
     if kind == "MBAR_ARRIVE" and "shared::cluster" in mods:
         return C.OP_DSM_ARRIVE, None
     if kind == "TMA_LOAD" and opc == "cp.async.bulk" and "shared::cta" in mods and "global" not in mods:
@@ -218,6 +222,17 @@ def _cluster_lowering(ins, kind: str):
     return None
 
 
+_WIDE_SCOPES = frozenset(("cluster", "gpu", "sys"))
+
+
+def _is_membar_gpu(ins) -> bool:
+    """fence(.acq_rel).cluster/gpu/sys: one MEMBAR.ALL.GPU (microbench/results/h200_cluster_sync_2026-12-03).
+    fence.sc / membar.gl / fence.mbarrier_init / fence.proxy keep the plain fence latency (not measured)."""
+    mods = tuple(ins.mods)
+    return (ins.opcode == "fence" and bool(_WIDE_SCOPES.intersection(mods)) and "sc" not in mods
+            and "mbarrier_init" not in mods)
+
+
 def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> CoreConfig:
     sched = sget(spec, "subpartition.scheduler", None)
     pol = policy or (sget(sched, "policy", "gto") if sched is not None else "gto")
@@ -227,6 +242,8 @@ def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> Co
         policy=str(pol),
         max_warps_per_sm=int(sget(spec, "sm.max_warps", 64)),
         bar_latency=int(sget(spec, "latencies.bar_sync_release_cycles", 20)),
+        membar_gpu=int(sget(spec, "latencies.membar_gpu_cycles", 0)),
+        membar_drain=int(sget(spec, "latencies.membar_drain_cycles", 0)),
         branch_latency=int(sget(spec, "latencies.branch.latency_cycles", 4)) // 2,
         launch_latency=int(sget(spec, "cta_scheduler.launch_latency_cycles", 100)),
         initial_launch_latency=int(sget(spec, "cta_scheduler.kernel_launch_latency_cycles", 0)),

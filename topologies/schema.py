@@ -444,6 +444,8 @@ class LatenciesSpec(Section):
     ld_param_cycles: Cycles = Field(30, description="constant-cache hit (ld.param)")
     clock_read_cycles: Cycles = 6
     bar_sync_release_cycles: Cycles = Field(20, description="last arrival to release of bar.sync")
+    membar_gpu_cycles: Cycles = Field(0, description="MEMBAR.ALL.GPU (fence.acq_rel.cluster/gpu/sys, the implicit fence of mbarrier.arrive .release.cluster/gpu and of barrier.cluster.arrive.release) with nothing outstanding")
+    membar_drain_cycles: Cycles = Field(0, description="MEMBAR.ALL.GPU completes this long after the last of the SM's outstanding bulk (TMA) copies and the warp's stores completes")
 
 
 # --------------------------------------------------------------------------------------------------------

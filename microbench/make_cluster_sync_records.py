@@ -1,0 +1,67 @@
+"""Launch records (workloads/microbench/csync_*) of microbench/src/cluster_sync.cu kernels for the replay tests
+(tests/test_cluster_sync_replay.py): the same PTX the H200 ran (nvcc -ptx -arch=sm_90a -O3, one .entry each),
+launched as the host code does (clusters of 2, 64 threads, 150 KiB dynamic shared memory, grid 2).
+source.hardware names the result in microbench/results/h200_cluster_sync_2026-12-03/cluster_sync.json.
+usage: python3 microbench/make_cluster_sync_records.py [--nvcc nvcc]"""
+import argparse, json, os, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from make_records import DEST, _annotate, compile_ptx, extract_entry  # noqa: E402
+
+RESULTS = "microbench/results/h200_cluster_sync_2026-12-03/cluster_sync.json"
+OPS = ["none", "arrive_cta", "arrive_rel_cl_local", "arrive_rel_cl_remote", "arrive_rlx_cl_remote", "fence_cta",
+       "fence_cluster", "fence_gpu", "fence_proxy_async"]
+CONDS = ["idle", "own_bulk", "own_store", "peer_stream"]
+DYN = 150 * 1024
+ITERS = 64
+
+
+def records():
+    R = []
+    for op, cond in [("fence_gpu", "idle"), ("arrive_rel_cl_remote", "idle"), ("arrive_rlx_cl_remote", "idle"),
+                     ("fence_cta", "idle"), ("arrive_rel_cl_local", "own_bulk"), ("fence_gpu", "own_store"),
+                     ("arrive_rel_cl_local", "peer_stream")]:
+        o, c = OPS.index(op), CONDS.index(cond)
+        R.append(dict(name=f"csync_fence_{op}_{cond}", entry=f"_Z7k_fenceILi{o}ELi{c}EEvPKcPjPyj", block=64,
+                      buffers={"src": {"dtype": "uint8", "shape": [512 * 16384], "init": "zeros"},
+                               "gsink": {"dtype": "uint32", "shape": [64 * 2], "init": "zeros"},
+                               "out": {"dtype": "uint64", "shape": [8], "init": "poison"}},
+                      params=[{"ptr": "src"}, {"ptr": "gsink"}, {"ptr": "out"}, {"u32": ITERS}],
+                      what=f"FENCE op={op} cond={cond}: out[4b] = 100 x mean cycles of the op between two %clock64",
+                      hw={"bench": "fence", "params": {"op": op, "cond": cond, "grid": "2"}, "stat": "cycles"}))
+    # PING (k_ping) is not bundled: the functional pass reports a deadlock on its cross-CTA mbarrier ping-pong
+    # (both thread 0s poll; microbench/results/h200_cluster_sync_2026-12-03/README.md)
+    for i, sem in enumerate(["rel", "rlx"]):
+        R.append(dict(name=f"csync_cbar_{sem}", entry=f"_Z6k_cbarILi{i}EEvPyj", block=128, dyn=0,
+                      buffers={"out": {"dtype": "uint64", "shape": [1], "init": "poison"}},
+                      params=[{"ptr": "out"}, {"u32": 256}],
+                      what=f"CBAR sem={sem} C=2 threads=128: out[0] = 100 x cycles per arrive+wait",
+                      hw={"bench": "cbar", "params": {"sem": sem, "C": "2", "threads": "128"}, "stat": "cycles"}))
+    return R
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nvcc", default="nvcc")
+    a = ap.parse_args()
+    ptx = compile_ptx(a.nvcc, os.path.join(HERE, "src", "cluster_sync.cu"))
+    nv = subprocess.run([a.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-2]
+    for r in records():
+        d = os.path.join(DEST, r["name"])
+        os.makedirs(d, exist_ok=True)
+        open(os.path.join(d, "kernel.ptx"), "w").write(extract_entry(ptx, r["entry"]))
+        lj = {"format": "launch-record/1", "name": r["name"],
+              "source": {"compiler": nv, "command": "nvcc -ptx -arch=sm_90a -O3",
+                         "kernel": f"microbench/src/cluster_sync.cu:{r['entry']}", "target": "sm_90a",
+                         "generator": "microbench/make_cluster_sync_records.py", "what": r["what"],
+                         "hardware": {"results": RESULTS, **r["hw"]}},
+              "ptx": "kernel.ptx", "entry": r["entry"], "grid": [2, 1, 1], "block": [r["block"], 1, 1],
+              "cluster": [2, 1, 1], "shared_bytes": r.get("dyn", DYN), "buffers": r["buffers"], "params": r["params"]}
+        json.dump(lj, open(os.path.join(d, "launch.json"), "w"), indent=1)
+        _annotate(d)
+    print(f"wrote {len(records())} records")
+
+
+if __name__ == "__main__":
+    main()
