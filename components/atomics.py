@@ -46,6 +46,12 @@ class LockTable:
             return f
         return t
 
+    def release_all(self, cta: int, t: float) -> None:
+        """``cta`` retired at ``t``: words it still holds (unlocked by a plain store, which carries no lock bits)
+        are released then, so their waiters never wait for ever."""
+        for key in [k for k, h in self.holder.items() if h == cta]:
+            self.release(key, cta, t)
+
     def release(self, key: int, cta: int, t: float) -> None:
         """``cta``'s write of a word it holds, performed at ``t``: the next waiter takes it."""
         if self.holder.get(key) != cta:

@@ -473,6 +473,9 @@ class SMCore:
         if self.on_cta is not None:
             self.on_cta(self.ctas_done, self.n_ctas, t)
         self.bars.pop(cta, None)
+        lk = getattr(self.mem, "locks", None)
+        if lk is not None:
+            lk.release_all(cta, t)   # a lock word unlocked by a plain store: free at the CTA's exit
         if self.rec_on:
             cw = self.cta_warps.get(cta)
             self.rec.cta(sm, cta, cw[0].launch if cw else t, t)
@@ -1040,7 +1043,7 @@ class SMCore:
             elif op == OP_FENCE:
                 h = max(W.st_ack, tt + LAT[i])
                 if T.aux[i] == "gpu" and self.mem is not None:   # membar.gl / fence.*.gpu: L2 acknowledgements
-                    h = max(h, int(max(W.gack, tt) + self.mem.fence_gpu))
+                    h = max(h, int(max(W.gack, tt) + getattr(self.mem, "fence_gpu", 0.0)))
                 if h > tt + 1:
                     W.hold_t = h
                     W.hold_r = S.MEMBAR
@@ -1083,9 +1086,10 @@ class SMCore:
             self.global_sectors += sectors
             name, release, acquire = T.aux[i]
             t0 = tt
-            if release and mem.fence_gpu:
+            fence = getattr(mem, "fence_gpu", 0.0)    # a stand-in memory unit has no atomics parameters
+            if release and fence:
                 g = W.gack if W.gack > tt else tt
-                t0 = int(g + mem.fence_gpu)
+                t0 = int(g + fence)
                 if t0 > W.hold_t:
                     W.hold_t = t0
                     W.hold_r = S.MEMBAR
@@ -1097,12 +1101,12 @@ class SMCore:
                 if done > W.gack:
                     W.gack = done
             else:
-                done = int(done + mem.atom_extra)
+                done = int(done + getattr(mem, "atom_extra", 0.0))
             hi = a1 >> 32
-            locks = mem.locks
+            locks = getattr(mem, "locks", None)
             back = (done - t0) * 0.5              # performed at the slice halfway through the round trip
             if acquire:
-                done = int(done + mem.atom_acquire)
+                done = int(done + getattr(mem, "atom_acquire", 0.0))
             if hi and locks is not None:
                 key = hi & KEY_MASK
                 if hi & ACQUIRE:
