@@ -1102,6 +1102,8 @@ class SMCore:
                     W.gack = done
             else:
                 done = int(done + getattr(mem, "atom_extra", 0.0))
+                if done > W.gack:                 # a later MEMBAR waits for it (microbench atomics_rz: acq_rel
+                    W.gack = done                 # atomics to RZ back to back 814 cycles = fence + round trip)
             hi = a1 >> 32
             locks = getattr(mem, "locks", None)
             back = (done - t0) * 0.5              # performed at the slice halfway through the round trip

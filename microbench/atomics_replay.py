@@ -90,3 +90,28 @@ def lock_record(d: Path, G: int, n: int, cs: int) -> Path:
                    "cyc": {"dtype": "int64", "shape": [G], "init": "zeros"}},
                   [{"ptr": "lock"}, {"ptr": "seq"}, {"ptr": "ts"}, {"ptr": "buf"}, {"u32": n}, {"u32": cs},
                    {"ptr": "spins"}, {"ptr": "cyc"}])
+
+
+RZ_PTX = ROOT / "src" / "atomics_rz.ptx"
+RZ_RESULTS = ROOT / "results" / "h200_atomics_2026-12-03" / "rz.txt"
+RZ_MODES = ("acqrel_rz", "relaxed_rz", "red_release", "acqrel_used", "fence")
+
+
+def hw_rz(mode: str) -> float:
+    """atomics_rz.txt: cycles per operation of 16 back-to-back atomics of one warp (median of 5)."""
+    for line in RZ_RESULTS.read_text().splitlines():
+        if line.startswith(f"RZ mode={mode} "):
+            return float(line.split("cyc_per_op=")[1])
+    raise KeyError(mode)
+
+
+def rz_record(d: Path, mode: str) -> Path:
+    """k(p, o, mode) of src/atomics_rz.cu, one warp: o[0] = cycles of its 16 atomics."""
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "kernel.ptx").write_text(RZ_PTX.read_text().replace(".version 9.0", ".version 8.7", 1))
+    (d / "launch.json").write_text(json.dumps({
+        "format": "launch-record/1", "name": d.name, "ptx": "kernel.ptx", "entry": "_Z1kPfPxi", "grid": [1, 1, 1],
+        "block": [32, 1, 1], "buffers": {"p": {"dtype": "float32", "shape": [1024], "init": "zeros"},
+                                         "o": {"dtype": "int64", "shape": [8], "init": "zeros"}},
+        "params": [{"ptr": "p"}, {"ptr": "o"}, {"u32": RZ_MODES.index(mode)}]}))
+    return d
