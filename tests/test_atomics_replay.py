@@ -107,3 +107,23 @@ def test_spin_lock_excludes_other_ctas(tmp):
     with_locks = lock(8, 8, 1, tmp)
     without = lock(8, 8, 1, tmp, period=0.0)
     assert without < 0.9 * hw_lock(8, 1) <= with_locks < 1.4 * hw_lock(8, 1)
+
+
+def test_lock_table_hands_over_in_arrival_order():
+    """components/atomics.py: a held word queues later acquirers; a release hands it to the oldest one no earlier
+    than period / (waiters + 1) after the release; a CTA's exit releases what it still holds."""
+    from warpgraph.components.atomics import LockTable
+
+    lt = LockTable(1000.0)
+    got = []
+    assert lt.acquire(7, 1, 100.0, got.append) == 100.0
+    assert lt.acquire(7, 2, 150.0, lambda c: got.append(("b", c))) is None
+    assert lt.acquire(7, 3, 160.0, lambda c: got.append(("c", c))) is None
+    lt.release(7, 2, 500.0)                # not the holder: ignored
+    assert got == []
+    lt.release(7, 1, 500.0)                # two waiters: the first is served 1000 / 3 later
+    assert got == [("b", pytest.approx(500.0 + 1000.0 / 3))]
+    lt.release_all(2, 900.0)               # CTA 2 retires holding it: CTA 3 is served 1000 / 2 later
+    assert got[-1] == ("c", pytest.approx(1400.0))
+    lt.release(7, 3, 2000.0)
+    assert lt.acquire(7, 4, 1500.0, got.append) == 2000.0   # free again, but not before its last release
