@@ -42,6 +42,7 @@ import math
 
 from heapq import heappop, heappush
 
+from warpgraph.components.atomics import LockTable
 from warpgraph.components.structural import gpc_of_sms
 from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
@@ -198,6 +199,14 @@ class MemorySystem:
         if self.scope == "none":
             self.merge_fills = False                          # every read looks up on its own
         self.gpc_of = gpc_of_sms(fab, n_sm) if self.scope == "gpc" else [0] * n_sm
+        # global atomics (H200 microbench atomics.cu, components/atomics.py): the slice's read-modify-write beyond
+        # an L2 hit, the acquire side of .acquire / .acq_rel atomics, .gpu-scope fences (also an atomic's release
+        # side), spin-lock exclusion
+        self.atom_extra = float(getattr(l2s, "atomic_extra_latency_cycles", 0.0))
+        self.atom_acquire = float(getattr(l2s, "atomic_acquire_cycles", 0.0))
+        self.fence_gpu = float(getattr(l2s, "fence_gpu_cycles", 0.0))
+        _lp = float(getattr(l2s, "lock_retry_period_cycles", 0.0))
+        self.locks = LockTable(_lp) if _lp > 0 else None
         # line key -> [merge window end, done, mergeable bytes, reads] (cp.async; scope "fill"), or
         # line key * 256 + gpc -> [window end, done, bytes, reads] (open lookups; scopes "gpc" / "gpu") and
         # line key * 256 + 255 -> [done, done, DRAM bytes, 1] (outstanding DRAM fills, for hit-on-miss)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from math import ceil
 
+from warpgraph.components.atomics import ACQUIRE, KEY_MASK, WRITE
 from warpgraph.components import stalls as S
 from warpgraph.core.errors import SimulationError
 from warpgraph.core.registry import register_component
@@ -65,6 +66,9 @@ OP_TC05_MMA = len(OPS)
 OPS = OPS + TC05_OPS
 (_, OP_TC05_COMMIT, OP_TC05_LD, OP_TC05_ST, OP_TC05_WAIT_LD, OP_TC05_WAIT_ST, OP_TC05_ALLOC, OP_TC05_DEALLOC,
  OP_TC05_CP) = range(OP_TC05_MMA, len(OPS))
+# ---- global atomics (SMCore._atomg): atom / red on global memory ----
+OPS = OPS + ("ATOMG",)
+OP_ATOMG = len(OPS) - 1
 #: operand class of a tcgen05.mma in its trace payload (a2 >> 16, workloads/functional/tcgen05_ops.DCLASS)
 TC05_DTYPES = ("f16", "tf32", "e4m3", "s8")
 # ---- end tcgen05 block ----
@@ -169,7 +173,7 @@ class _Warp:
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
                  "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
-                 "wake")
+                 "wake", "gack")
 
 
 def _split_groups(stream_of, cta: int, wpc: int):
@@ -375,6 +379,7 @@ class SMCore:
             W.wg_groups = []
             W.wg_ord = 0
             W.st_ack = 0
+            W.gack = 0       # the warp's global stores / atomics acknowledged by L2 (gpu-scope fences wait)
             W.tma_next = 0
             W.mma_next = 0
             W.parked = None
@@ -477,6 +482,9 @@ class SMCore:
         if self.on_cta is not None:
             self.on_cta(self.ctas_done, self.n_ctas, t)
         self.bars.pop(cta, None)
+        lk = getattr(self.mem, "locks", None)
+        if lk is not None:
+            lk.release_all(cta, t)   # a lock word unlocked by a plain store: free at the CTA's exit
         if self.rec_on:
             cw = self.cta_warps.get(cta)
             self.rec.cta(sm, cta, cw[0].launch if cw else t, t)
@@ -909,6 +917,8 @@ class SMCore:
                     # a store holds the warp at EXIT (drain) until its data has left the SM -- through the
                     # L1TEX stage when modelled (te) -- not until L2 acknowledges it (cta_turnaround: 400 cycles
                     # from the last clock of a CTA that stored 4 words to the next CTA's first clock)
+                    if done > W.gack:
+                        W.gack = done
                     if wf:
                         done = te + 1
                     if done > W.st_ack:
@@ -1106,14 +1116,86 @@ class SMCore:
                 self._tcgen05(W, op, i, k, tt)
             elif OP_DSM <= op <= OP_CBAR_WAIT:   # clusters: DSM fabric and barrier.cluster (one call, see _cluster_op)
                 self._cluster_op(W, op, i, k, tt)
-            elif op == OP_MEMBAR:                # fence.acq_rel.cluster/gpu: MEMBAR.ALL.GPU
+            elif op == OP_MEMBAR:                # fence.acq_rel.cluster/gpu, membar.gl: MEMBAR.ALL.GPU
                 self._membar(W, tt)
+            elif op == OP_ATOMG:
+                self._atomg(W, i, k, tt, p)
             else:  # any other op with destinations: fixed latency
                 rt = tt + LAT[i]
                 rs = RSN[i]
                 for d in DSTS[i]:
                     rr[d] = rt
                     rk[d] = rs
+
+    # -- global atomics ---------------------------------------------------------------------------------------
+    def _atomg(self, W: _Warp, i: int, k: int, tt: int, p: int) -> None:
+        """atom / red on global memory (H200 microbench src/atomics.cu, components/atomics.py). The LSU takes one
+        cycle per line. A .release / .acq_rel atomic first waits as a .gpu fence does (MEMBAR.ALL.GPU: the warp's
+        stores and reductions acknowledged, then ``l2.fence_gpu_cycles``), holding the warp (stall reason
+        membar). The round trip is an L2 access plus ``l2.atomic_extra_latency_cycles`` (a red is acknowledged
+        as a store); an .acquire / .acq_rel result is ready ``l2.atomic_acquire_cycles`` later. A lock-taking
+        atom.cas (payload flags) is performed no earlier than the holder's release."""
+        T = self.T
+        sectors = W.a0[k]
+        mem = self.mem
+        dsts = T.dsts[i]
+        if not sectors or mem is None:
+            done = tt + T.lat[i]
+        else:
+            lines = W.a3[k] & 0xFFFFFFFF
+            if lines > 1:
+                li = self.cfg.lsu_ii_per_line
+                m = W.m
+                for s, kk in W.spk:
+                    x = tt + (lines * kk * li) // m
+                    if x > s[p]:
+                        s[p] = x
+            self.global_sectors += sectors
+            name, release, acquire = T.aux[i]
+            t0 = tt
+            fence = getattr(mem, "fence_gpu", 0.0)    # a stand-in memory unit has no atomics parameters
+            if release and fence:
+                g = W.gack if W.gack > tt else tt
+                t0 = int(g + fence)
+                if t0 > W.hold_t:
+                    W.hold_t = t0
+                    W.hold_r = S.MEMBAR
+            a1 = W.a1[k]
+            # the servers are reserved at issue (engine order: a reservation at t0 would queue every other SM's
+            # requests behind it); the access leaves after the fence with the queue it saw
+            done = mem.global_access(tt, W.sm, "atom", sectors, a1 & 0xFFFFFFFF, lines, W.a2[k], W.m) + (t0 - tt)
+            if name == "red":                     # acknowledged as a store is (microbench red_fence ~ st_fence)
+                if done > W.gack:
+                    W.gack = done
+            else:
+                done = int(done + getattr(mem, "atom_extra", 0.0))
+                if done > W.gack:                 # a later MEMBAR waits for it (microbench atomics_rz: acq_rel
+                    W.gack = done                 # atomics to RZ back to back 814 cycles = fence + round trip)
+            hi = a1 >> 32
+            locks = getattr(mem, "locks", None)
+            back = (done - t0) * 0.5              # performed at the slice halfway through the round trip
+            if acquire:
+                done = int(done + getattr(mem, "atom_acquire", 0.0))
+            if hi and locks is not None:
+                key = hi & KEY_MASK
+                if hi & ACQUIRE:
+                    late = done - (t0 + back)     # perform -> result in registers
+                    g = locks.acquire(key, W.cta, t0 + back, lambda c, W=W, b=late: self._lock_grant(W, c + b))
+                    if g is None:             # another CTA holds it: the result (and the warp) waits
+                        W.wait_dsts = dsts
+                        done = INF
+                    else:
+                        done = int(g + late)
+                elif hi & WRITE:
+                    locks.release(key, W.cta, t0 + back)
+        rr, rk = W.rr, W.rk
+        for d in dsts:
+            rr[d] = done
+            rk[d] = S.LONG_SCOREBOARD
+
+    def _lock_grant(self, W: _Warp, c: float) -> None:
+        """The lock an atom.cas of ``W`` waits for is taken at the L2: its result is back at ``c``."""
+        self._wake(W, int(c) + (c > int(c)), S.LONG_SCOREBOARD)
 
     # -- clusters: DSM over the GPC fabric (components/dsm.py) and barrier.cluster ----------------------------------
     def attach_clusters(self, members: list[list[int]], dsm, barrier_latency: int = 0) -> None:
@@ -1138,6 +1220,12 @@ class SMCore:
                     out = m
         if out > tt and out + self.cfg.membar_drain > h:
             h = out + self.cfg.membar_drain
+        fg = getattr(self.mem, "fence_gpu", 0.0) if self.mem is not None else 0.0
+        if fg:
+            # and for the L2 acknowledgements of the warp's stores and atomics (microbench h200_atomics_2026-12-03)
+            g = int(max(W.gack, tt) + fg)
+            if g > h:
+                h = g
         if h > tt + 1 and h > W.hold_t:
             W.hold_t = h
             W.hold_r = S.MEMBAR

@@ -174,8 +174,15 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
                 aux = "arrive"
         elif kind == "FENCE":
             lat = 8
-            if _is_membar_gpu(ins):           # MEMBAR.ALL.GPU: SMCore._membar (microbench/src/cluster_sync.cu)
+            if _is_membar_gpu(ins) or _gpu_fence(ins):
+                # MEMBAR.ALL.GPU: SMCore._membar (microbench/results/h200_cluster_sync_2026-12-03 and
+                # h200_atomics_2026-12-03: 270-272 cycles idle, waits for the warp's acknowledgements)
                 op = C.OP_MEMBAR
+        if kind == "ATOM_GLOBAL":   # global atomics: SMCore._atomg (release fence, spin-lock exclusion)
+            op = C.OP_ATOMG
+            ms = set(ins.mods)
+            aux = ("red" if ins.opcode == "red" else "atom", bool({"release", "acq_rel"} & ms),
+                   bool({"acquire", "acq_rel"} & ms))
         cl = _cluster_lowering(ins, kind)     # clusters: DSM / barrier.cluster op classes
         if cl is not None:
             op, aux = cl
@@ -196,6 +203,17 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
         T.deps[i], T.dsts[i], T.rsn[i], T.aux[i] = deps, dsts, rsn, aux
         T.line[i], T.text[i], T.ptx_cost_rule[i] = getattr(ins, "line", 0), text, rule
     return T
+
+
+def _gpu_fence(ins) -> bool:
+    """A fence that orders global memory at .gpu / .sys scope (fence.sc / fence.acq_rel / membar.gl / .sys);
+    fence.proxy.*, fence.mbarrier_init and .cta-scope fences are not (they keep the 8-cycle issue cost)."""
+    ms = set(ins.mods)
+    if ins.opcode == "membar":
+        return bool({"gl", "sys"} & ms)
+    if ins.opcode != "fence" or any(m.startswith("proxy") or m.startswith("mbarrier") for m in ms):
+        return False
+    return bool({"gpu", "sys"} & ms)
 
 
 # ---- clusters: the op classes of shared::cluster accesses, remote-capable arrives, DSM copies, barrier.cluster
@@ -303,7 +321,7 @@ def _estimate_registers(program) -> int:
 
 # how a bundle aggregates the payload of its warps, per op class (Contract 2 payload table)
 _P_FIRST, _P_SUM, _P_ELECT, _P_WGMMA, _P_DSM = 0, 1, 2, 3, 4
-_PAY = {C.OP_LDG: _P_SUM, C.OP_STG: _P_SUM, C.OP_CP_ASYNC: _P_SUM, C.OP_LDS: _P_SUM, C.OP_STS: _P_SUM,
+_PAY = {C.OP_ATOMG: _P_SUM, C.OP_LDG: _P_SUM, C.OP_STG: _P_SUM, C.OP_CP_ASYNC: _P_SUM, C.OP_LDS: _P_SUM, C.OP_STS: _P_SUM,
         C.OP_MMA: _P_SUM, C.OP_WGMMA: _P_WGMMA, C.OP_TMA_LD: _P_ELECT, C.OP_TMA_ST: _P_ELECT,
         C.OP_MBAR_INIT: _P_ELECT, C.OP_MBAR_ARRIVE: _P_ELECT, C.OP_MBAR_WAIT: _P_ELECT,
         # clusters: shared::cluster accesses sum bytes (the destination CTA must agree), arrives / copies elect
@@ -338,6 +356,7 @@ class BundleBuilder:
         self.arrop = np.array([o in (C.OP_MBAR_ARRIVE, C.OP_DSM_ARRIVE, C.OP_TC05_COMMIT) for o in tables.op]
                               or [False])
         self.copyop = np.array([o == C.OP_DSM_COPY for o in tables.op] or [False])   # clusters: never merged
+        self.atomop = np.array([o == C.OP_ATOMG for o in tables.op] or [False])    # lock-word bits in a1 >> 32
         self.nsp = 4
         # tensor-core kernels: at most one warp per sub-partition in a bundle (the warps of one row w // nsp, a
         # warpgroup). Co-resident warps of a sub-partition overlap each other's MMA / ldmatrix / MUFU work and
@@ -485,6 +504,13 @@ class BundleBuilder:
         sm_ = cls == _P_SUM
         if sm_.any():
             R[:, sm_] = A[:, :, sm_].sum(0)
+        if sm_.any():
+            at = np.nonzero(sm_ & self.atomop[pcs])[0] if n else ()
+            if len(at):     # global atomics: a1's lock-word bits (components/atomics.py) are one warp's, never summed
+                hi = A[:, 1, at] >> 32
+                if ((hi != hi.max(0)[None, :]) & (hi != 0)).any():
+                    return None
+                R[1, at] = (A[:, 1, at] & 0xFFFFFFFF).sum(0) | (hi.max(0) << 32)
         wg = cls == _P_WGMMA
         if wg.any():
             R[0:2, wg] = A[:, 0:2, wg].sum(0)

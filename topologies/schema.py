@@ -340,6 +340,21 @@ class L2Spec(Section):
         "outstanding DRAM fill only, none = never")
     requests_per_lookup_max: PosInt | None = Field(None, description="at most this many reads share one L2 lookup "
                                                    "(None: no limit)")
+    # global atomics (components/atomics.py; H200 microbench/src/atomics.cu); 0 = not modelled
+    atomic_extra_latency_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="an atom / red round trip "
+                                               "beyond an L2 hit's (the slice's read-modify-write)")
+    atomic_acquire_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="an .acquire / .acq_rel "
+                                         "atomic's result is ready this much later (SASS ERRBAR; CGAERRBAR "
+                                         "before the ATOMG, CCTL.IVALL after); its release part is a .gpu fence "
+                                         "(fence_gpu_cycles)")
+    fence_gpu_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="fence.sc / fence.acq_rel / membar "
+                                    "at .gpu or .sys scope, and the release part of a .release / .acq_rel "
+                                    "atomic (MEMBAR.ALL.GPU): done this long after the warp's earlier stores "
+                                    "and reductions are acknowledged by L2")
+    lock_retry_period_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="spin locks (an atom.cas that "
+                                            "took a lock word, released by the holder CTA's next atomic on it): "
+                                            "waiters retry this often, so a released lock is taken period / "
+                                            "(waiters + 1) later on average (0: locks not modelled)")
 
     @model_validator(mode="after")
     def _check(self):

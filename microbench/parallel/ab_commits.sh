@@ -4,7 +4,7 @@
 # For every bundled record, every rep and both trees one fresh process runs ab_case.py (process CPU seconds of
 # simulate(), trace cache off); the (tree, case, rep) runs are shuffled together and run PARALLEL at a time, so
 # both trees see the same machine load. Results: $OUT/<tree>_<case>_<rep>.json; summarise with ab_summary.py.
-# On the device: carried wheels (.whl/) give pydantic / ruamel (see device_run.sh).
+# CASES="a b" limits the records. On the device: carried wheels (.whl/) give pydantic / ruamel (see device_run.sh).
 set -u
 BASE=$1; NEW=$2; REPS=${3:-2}; PAR=${4:-8}
 OUTDIR=${OUT:-/tmp/out}
@@ -17,6 +17,7 @@ jobs=()
 for r in $(seq "$REPS"); do
   for d in "$NEW"/workloads/records/h200/*/; do
     c=$(basename "$d")
+    if [ -n "${CASES:-}" ] && ! grep -qw "$c" <<< "$CASES"; then continue; fi
     jobs+=("base $c $r" "new $c $r")
   done
 done

@@ -722,6 +722,7 @@ def _d_atom(b, inst):
             return np.where((old == 0) | (old > v), v, old - 1).astype(dt)
 
     is_cl = "shared::cluster" in mods       # DSM payload (cluster parts)
+    lockish = opn in ("cas", "exch") and nv == 1   # lock-word bits for the timing pass (_atom_lock_bits)
 
     def h(act, full):
         idx = b.active_idx(act, full)
@@ -760,7 +761,34 @@ def _d_atom(b, inst):
             w = es * nv
             b.pay = ((dsm_payload(b, idx, addrs, w, sl, rem) if is_cl else smem_payload(b, idx, addrs, w))
                      if space == "shared" else gmem_payload(b, idx, addrs, w))
+            if lockish and space != "shared" and len(idx):
+                ok = (old == v) if opn == "cas" else None
+                b.pay[:, 1] |= _atom_lock_bits(b, idx, addrs, ok) << 32
     return h
+
+
+def _atom_lock_bits(b, idx, addrs, took) -> np.ndarray:
+    """(W,) lock-word bits of a global atom.cas / atom.exch for the timing pass (components/atomics.py): a
+    24-bit hash of the word's address (1 .. 2**24-1) when all of the warp's active lanes address one word, with
+    WRITE (bit 25: the word is written: an exch, or a cas that took it) and ACQUIRE (bit 24: a cas that took it,
+    ``took`` = lanes whose old value equalled the compare value); 0 for other warps."""
+    W = b.W
+    w = (idx >> 5).astype(np.int64)
+    a = addrs.astype(np.int64)
+    lo = np.full(W, np.iinfo(np.int64).max, np.int64)
+    hi = np.full(W, -1, np.int64)
+    np.minimum.at(lo, w, a)
+    np.maximum.at(hi, w, a)
+    one = (hi >= 0) & (lo == hi)
+    k = ((lo.astype(np.uint64) >> np.uint64(2)) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
+    key = (k.astype(np.int64) & ((1 << 24) - 1)) | 1
+    flags = np.full(W, 2 << 24, np.int64)             # WRITE
+    if took is not None:
+        t = np.zeros(W, np.int64)
+        np.maximum.at(t, w, took.astype(np.int64))
+        flags = t * (3 << 24)                          # a cas writes only when it takes the word
+    bits = np.where(one, key | flags, 0)
+    return np.where(bits & (3 << 24), bits, 0)
 
 
 # ------------------------------------------------------------------------------------------------ cp.async
