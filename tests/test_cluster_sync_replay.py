@@ -47,7 +47,8 @@ def test_membar_waits_for_the_sms_outstanding_bulk_copies():
     assert busy > 2 * idle
     # with the membar costs switched off the release arrive is as cheap as a relaxed one
     off = wg.simulate(MB / "csync_fence_arrive_rel_cl_remote_idle", "h200", want_outputs=True,
-                      overrides={"latencies.membar_gpu_cycles": 0, "latencies.membar_drain_cycles": 0})
+                      overrides={"latencies.membar_gpu_cycles": 0, "latencies.membar_drain_cycles": 0,
+                                 "l2.fence_gpu_cycles": 0})
     assert int(off.outputs["out"][0]) / 100 < 10
 
 
