@@ -507,8 +507,9 @@ class SMCore:
             self._launch_cta(nxt, sm, t + self.cfg.launch_latency)
 
     # -- bar.sync ----------------------------------------------------------------------------------------
-    def _bar_arrive(self, W: _Warp, bid: int, nthreads: int, t: int) -> bool:
-        """Returns True if this arrival completes the barrier (the caller continues with hold set)."""
+    def _bar_count(self, W: _Warp, bid: int, nthreads: int, t: int) -> list:
+        """Count bundle W's warps toward barrier ``bid`` of its CTA at ``t``; the barrier record
+        ``[warps arrived, last arrival, waiting bundles, warps expected]``."""
         bars = self.bars.setdefault(W.cta, {})
         b = bars.get(bid)
         if b is None:
@@ -517,20 +518,17 @@ class SMCore:
         b[0] += W.m
         if t > b[1]:
             b[1] = t
-        b[2].append(W)
+        return b
+
+    def _bar_arrive(self, W: _Warp, bid: int, nthreads: int, t: int) -> bool:
+        """Returns True if this arrival completes the barrier (the caller continues with hold set)."""
+        self._bar_count(W, bid, nthreads, t)[2].append(W)
         return self._bar_try_release(W.cta, bid, t, W)
 
     def _bar_arrive_only(self, W: _Warp, bid: int, nthreads: int, t: int) -> None:
         """bar.arrive / barrier.arrive: the warp's threads count toward barrier ``bid`` (it may complete it and
         release the waiting warps) but the warp does not wait (PTX ISA, bar.arrive: producer/consumer hand-off)."""
-        bars = self.bars.setdefault(W.cta, {})
-        b = bars.get(bid)
-        if b is None:
-            nw = -(-nthreads // 32) if nthreads > 0 else self.wpc
-            b = bars[bid] = [0, 0, [], nw]
-        b[0] += W.m
-        if t > b[1]:
-            b[1] = t
+        self._bar_count(W, bid, nthreads, t)
         self._bar_try_release(W.cta, bid, t)
 
     def _bar_try_release(self, cta: int, bid: int, t: int, cur: _Warp | None = None) -> bool:
@@ -1153,13 +1151,13 @@ class SMCore:
             self.global_sectors += sectors
             name, release, acquire = T.aux[i]
             t0 = tt
-            fence = getattr(mem, "fence_gpu", 0.0)    # a stand-in memory unit has no atomics parameters
-            if release and fence:
-                g = W.gack if W.gack > tt else tt
-                t0 = int(g + fence)
-                if t0 > W.hold_t:
-                    W.hold_t = t0
-                    W.hold_r = S.MEMBAR
+            if release:
+                g = self._l2_ack_fence(W, tt)
+                if g is not None:
+                    t0 = g
+                    if t0 > W.hold_t:
+                        W.hold_t = t0
+                        W.hold_r = S.MEMBAR
             a1 = W.a1[k]
             # the servers are reserved at issue (engine order: a reservation at t0 would queue every other SM's
             # requests behind it); the access leaves after the fence with the queue it saw
@@ -1193,6 +1191,15 @@ class SMCore:
             rr[d] = done
             rk[d] = S.LONG_SCOREBOARD
 
+    def _l2_ack_fence(self, W: _Warp, tt: int) -> int | None:
+        """End of a .gpu fence issued at ``tt`` by its L2 part: ``l2.fence_gpu_cycles`` after the last L2
+        acknowledgement of the warp's global stores / atomics (microbench h200_atomics_2026-12-03); None when the
+        memory unit has no such parameter (0, or a stand-in unit)."""
+        fg = getattr(self.mem, "fence_gpu", 0.0) if self.mem is not None else 0.0
+        if not fg:
+            return None
+        return int((W.gack if W.gack > tt else tt) + fg)
+
     def _lock_grant(self, W: _Warp, c: float) -> None:
         """The lock an atom.cas of ``W`` waits for is taken at the L2: its result is back at ``c``."""
         self._wake(W, int(c) + (c > int(c)), S.LONG_SCOREBOARD)
@@ -1220,12 +1227,9 @@ class SMCore:
                     out = m
         if out > tt and out + self.cfg.membar_drain > h:
             h = out + self.cfg.membar_drain
-        fg = getattr(self.mem, "fence_gpu", 0.0) if self.mem is not None else 0.0
-        if fg:
-            # and for the L2 acknowledgements of the warp's stores and atomics (microbench h200_atomics_2026-12-03)
-            g = int(max(W.gack, tt) + fg)
-            if g > h:
-                h = g
+        g = self._l2_ack_fence(W, tt)    # and for the L2 acknowledgements of the warp's stores and atomics
+        if g is not None and g > h:
+            h = g
         if h > tt + 1 and h > W.hold_t:
             W.hold_t = h
             W.hold_r = S.MEMBAR

@@ -206,7 +206,8 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
 
 
 def _gpu_fence(ins) -> bool:
-    """A fence that orders global memory at .gpu / .sys scope (fence.sc / fence.acq_rel / membar.gl / .sys);
+    """A fence that orders global memory at .gpu / .sys scope (fence.sc / fence.acq_rel / membar.gl / .sys), from the
+    atomics microbenchmark; with :func:`_is_membar_gpu` (the cluster_sync one) the lowering's MEMBAR.ALL.GPU set.
     fence.proxy.*, fence.mbarrier_init and .cta-scope fences are not (they keep the 8-cycle issue cost)."""
     ms = set(ins.mods)
     if ins.opcode == "membar":
@@ -244,8 +245,8 @@ _WIDE_SCOPES = frozenset(("cluster", "gpu", "sys"))
 
 
 def _is_membar_gpu(ins) -> bool:
-    """fence(.acq_rel).cluster/gpu/sys: one MEMBAR.ALL.GPU (microbench/results/h200_cluster_sync_2026-12-03).
-    fence.sc / membar.gl / fence.mbarrier_init / fence.proxy keep the plain fence latency (not measured)."""
+    """fence(.acq_rel).cluster/gpu/sys: one MEMBAR.ALL.GPU (microbench/results/h200_cluster_sync_2026-12-03);
+    fence.sc and membar.gl come in through :func:`_gpu_fence`; fence.mbarrier_init keeps the plain fence latency."""
     mods = tuple(ins.mods)
     return (ins.opcode == "fence" and bool(_WIDE_SCOPES.intersection(mods)) and "sc" not in mods
             and "mbarrier_init" not in mods)
@@ -504,8 +505,7 @@ class BundleBuilder:
         sm_ = cls == _P_SUM
         if sm_.any():
             R[:, sm_] = A[:, :, sm_].sum(0)
-        if sm_.any():
-            at = np.nonzero(sm_ & self.atomop[pcs])[0] if n else ()
+            at = np.nonzero(sm_ & self.atomop[pcs])[0]
             if len(at):     # global atomics: a1's lock-word bits (components/atomics.py) are one warp's, never summed
                 hi = A[:, 1, at] >> 32
                 if ((hi != hi.max(0)[None, :]) & (hi != 0)).any():
