@@ -70,21 +70,34 @@ def test_two_workers_sampler_budget_exact(tmp_path, monkeypatch):
     assert len(df) == 14 and (df.state == "complete").all()
 
 
+def _running_owned_by(spec, pid):
+    import optuna
+
+    from warpgraph.explore.study import open_storage
+
+    st = optuna.load_study(study_name=spec.name, storage=open_storage(PG))
+    return [t for t in st.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+            if (t.user_attrs.get("wg_worker") or {}).get("pid") == pid]
+
+
 def test_killed_worker_resumes_to_completion(tmp_path):
     from warpgraph.explore.study import prepare
 
     spec = _study(tmp_path, BODY)
     prepare(spec, PG)
-    env = {**os.environ, "WARPGRAPH_TOY_SLEEP_S": "0.4"}
     cmd = [sys.executable, "-m", "warpgraph.explore.worker", str(spec.file), "--storage", PG]
-    a = subprocess.Popen(cmd + ["--worker-index", "1"], env=env)
-    b = subprocess.Popen(cmd + ["--worker-index", "2"], env=env)
+    # the worker to be killed evaluates slowly (60 s a trial), so it is certainly mid-trial when the kill comes;
+    # killing a 0.4 s trial at a polled moment raced with its completion (CI saw no abandoned trial)
+    a = subprocess.Popen(cmd + ["--worker-index", "1"], env={**os.environ, "WARPGRAPH_TOY_SLEEP_S": "60"})
+    b = subprocess.Popen(cmd + ["--worker-index", "2"], env={**os.environ, "WARPGRAPH_TOY_SLEEP_S": "0.4"})
     deadline = time.time() + 90
     while time.time() < deadline:
-        c = _counts(spec)
-        if c.get("complete", 0) >= 3 and c.get("running", 0) == 2:
+        if _counts(spec).get("complete", 0) >= 3 and _running_owned_by(spec, a.pid):
             break
         time.sleep(0.05)
+    else:
+        a.kill(); b.kill()
+        pytest.fail("the slow worker never held a running trial while three trials were complete")
     a.send_signal(signal.SIGKILL)
     a.wait()
     assert b.wait(timeout=120) == 0  # the survivor reaps the dead worker's trial and finishes the budget
