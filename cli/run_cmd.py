@@ -64,7 +64,7 @@ def run_command(
                                        "at most one process per GPC is used."),
     no_trace_cache: bool = typer.Option(False, "--no-trace-cache", help="Run the functional pass even when a run "
                                         "with the same record and trace inputs stored its trace "
-                                        "($WARPGRAPH_CACHE, default ~/.cache/warpgraph/traces)."),
+                                        "(traces/ under $WARPGRAPH_CACHE_DIR, default ~/.cache/warpgraph/traces)."),
 ) -> None:
     """Simulate a launch record on an architecture."""
     from warpgraph.core.errors import UserError

@@ -50,7 +50,7 @@ def run_side(label: str, src: Path, folder: Path, yaml_text: str, workers: int, 
         if not link.exists():
             link.symlink_to(src.resolve())
         env["PYTHONPATH"] = str(link_dir) + os.pathsep + env.get("PYTHONPATH", "")
-    env["WARPGRAPH_CACHE"] = str(folder / "user_cache")   # never the user's ~/.cache
+    env["WARPGRAPH_CACHE_DIR"] = str(folder / "user_cache")   # never the user's ~/.cache
     cmd = [sys.executable, "-c", "import sys; from warpgraph.cli.main import main; main(sys.argv[1:])",
            "explore", str(study), "--workers", str(workers), *extra_args]
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)

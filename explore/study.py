@@ -518,7 +518,7 @@ class Runner:
 # ------------------------------------------------------------------------------------------ entry points
 def trace_cache_of(spec: StudySpec, url: str, enabled: bool | None = None):
     """Where the study's workers share functional traces (runner/trace_cache.py): ``<journal folder>/traces``
-    for a journal storage; simulate's default (``$WARPGRAPH_CACHE`` or ``~/.cache/warpgraph/traces``) for an
+    for a journal storage; simulate's default (``traces/`` under ``$WARPGRAPH_CACHE_DIR``) for an
     RDB storage (its workers may be on other machines); False when off (``trace_cache: false`` in the study or
     ``--no-trace-cache``)."""
     if enabled is False or (enabled is None and not spec.trace_cache):

@@ -215,7 +215,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
 
     ``trace_cache`` (runner/trace_cache.py): the functional trace of a timing / sampled run is reused by later
     runs whose record and trace-relevant inputs are the same (a sweep over timing parameters pays the functional
-    pass once). None / True: in memory and on disk (``$WARPGRAPH_CACHE``, default ``~/.cache/warpgraph/traces``);
+    pass once). None / True: in memory and on disk (``traces/`` under ``$WARPGRAPH_CACHE_DIR``, default ``~/.cache/warpgraph/traces``);
     a folder: in memory and on disk there; ``"memory"``: this process only; False: off. Runs that want outputs
     (``want_outputs`` / ``check``) or set a functional budget always run the functional pass.
     ``metrics["trace_cache"]`` says ``hit``, ``miss`` or ``off``."""

@@ -20,9 +20,9 @@ launch record and the handful of values ``run_functional`` receives. This module
   ``workloads/record.py`` and this module, and numpy's version (an edited executor never reuses old traces).
 
 Two levels: an in-memory LRU per process (bounded by trace bytes) and an on-disk store (``np.savez`` of the
-trace's arrays, one ``.npz`` per key) shared by processes: default ``~/.cache/warpgraph/traces``,
-``$WARPGRAPH_CACHE`` overrides (``off`` disables the disk level), ``explore`` puts it next to the study's
-storage. Writes go to a temporary file then ``os.replace`` (safe under concurrent writers); a per-key lock
+trace's arrays, one ``.npz`` per key) shared by processes: ``traces/`` under the cache root
+(``$WARPGRAPH_CACHE_DIR``, default ``~/.cache/warpgraph``; ``off`` disables the disk level: core/cache_dir.py),
+``explore`` puts it next to the study's storage. Writes go to a temporary file then ``os.replace`` (safe under concurrent writers); a per-key lock
 file (``fcntl.flock``) lets one process compute while the others wait and then read its result; the store is
 pruned (least recently used first) to ``$WARPGRAPH_CACHE_MAX_BYTES`` (default 4 GiB); an unreadable file is
 recomputed with a warning.
@@ -43,6 +43,8 @@ from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
+
+from warpgraph.core.cache_dir import cache_subdir
 
 __all__ = ["trace_key", "get", "put", "lock", "resolve_dir", "code_version", "clear_memory", "memory_keys",
            "DEFAULT_MAX_DISK_BYTES", "DEFAULT_MAX_MEMORY_BYTES", "FORMAT"]
@@ -95,19 +97,13 @@ def trace_key(record, **inputs) -> str:
 
 # ------------------------------------------------------------------------------------------- directories
 def resolve_dir(cache_dir=None) -> Path | None:
-    """The disk cache folder: ``cache_dir`` when given, else ``$WARPGRAPH_CACHE``, else
-    ``~/.cache/warpgraph/traces``; None when the disk level is off (``cache_dir=False`` or
-    ``WARPGRAPH_CACHE=off``)."""
+    """The disk cache folder: ``cache_dir`` when given, else ``traces/`` under the cache root
+    (``$WARPGRAPH_CACHE_DIR``, default ``~/.cache/warpgraph``: core/cache_dir.py); None when the disk level is off
+    (``cache_dir=False`` or ``WARPGRAPH_CACHE_DIR=off``)."""
     if cache_dir is False:
         return None
     if cache_dir is None or cache_dir is True:
-        env = os.environ.get("WARPGRAPH_CACHE")
-        if env is not None:
-            if env.strip().lower() in ("", "0", "off", "false", "no", "none"):
-                return None
-            return Path(env).expanduser()
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        return Path(base) / "warpgraph" / "traces"
+        return cache_subdir("traces", create=False)
     return Path(cache_dir).expanduser()
 
 

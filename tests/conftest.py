@@ -14,11 +14,11 @@ import pytest  # noqa: E402
 
 @pytest.fixture(scope="session", autouse=True)
 def _trace_cache_in_tmp(tmp_path_factory):
-    """Traces the tests' simulate() calls store (runner/trace_cache.py) go to a temporary folder, never to the
+    """Caches the tests write (traces, ptxas and SASS facts: core/cache_dir.py) go to a temporary folder, never to the
     user's ~/.cache; subprocesses (explore workers, CLI runs) inherit it."""
-    old = os.environ.get("WARPGRAPH_CACHE")
+    old = os.environ.get("WARPGRAPH_CACHE_DIR")
     if old is None:
-        os.environ["WARPGRAPH_CACHE"] = str(tmp_path_factory.mktemp("trace-cache"))
+        os.environ["WARPGRAPH_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
     yield
     if old is None:
-        os.environ.pop("WARPGRAPH_CACHE", None)
+        os.environ.pop("WARPGRAPH_CACHE_DIR", None)

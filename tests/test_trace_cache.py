@@ -124,12 +124,29 @@ def test_off_when_disabled_or_outputs_or_budgets(rec, tmp_path):
 
 
 def test_env_folder_and_off(monkeypatch, tmp_path):
-    monkeypatch.setenv("WARPGRAPH_CACHE", str(tmp_path / "c"))
-    assert tc.resolve_dir() == tmp_path / "c"
-    monkeypatch.setenv("WARPGRAPH_CACHE", "off")
-    assert tc.resolve_dir() is None
+    """One root for every disk cache (core/cache_dir.py): traces under it, ptxas facts beside them; off is off."""
+    from warpgraph.workloads.compiled import _cache_dir
+
+    monkeypatch.delenv("WARPGRAPH_CACHE", raising=False)
+    monkeypatch.setenv("WARPGRAPH_CACHE_DIR", str(tmp_path / "c"))
+    assert tc.resolve_dir() == tmp_path / "c" / "traces"
+    assert _cache_dir() == tmp_path / "c" / "ptxas"
+    monkeypatch.setenv("WARPGRAPH_CACHE_DIR", "off")
+    assert tc.resolve_dir() is None and _cache_dir() is None
     assert tc.resolve_dir(tmp_path) == tmp_path
     assert tc.resolve_dir(False) is None
+
+
+def test_old_variable_still_names_the_trace_folder_with_a_warning(monkeypatch, tmp_path):
+    import warpgraph.core.cache_dir as cd
+
+    monkeypatch.delenv("WARPGRAPH_CACHE_DIR", raising=False)
+    monkeypatch.setattr(cd, "_warned", False)
+    monkeypatch.setenv("WARPGRAPH_CACHE", str(tmp_path / "old"))
+    with pytest.warns(UserWarning, match="WARPGRAPH_CACHE_DIR"):
+        assert tc.resolve_dir() == tmp_path / "old"
+    monkeypatch.setenv("WARPGRAPH_CACHE", "off")
+    assert tc.resolve_dir() is None
 
 
 def test_disk_size_is_bounded(rec, tmp_path, monkeypatch):

@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from warpgraph.core.cache_dir import cache_subdir
+
 __all__ = ["CompiledFacts", "find_ptxas", "ptxas_facts", "compiled_facts", "parse_ptxas_log", "record_facts",
            "annotate_record"]
 
@@ -144,16 +146,9 @@ def parse_ptxas_log(log: str) -> dict[str, dict]:
 
 
 def _cache_dir(sub: str = "ptxas") -> Path | None:
-    """``$WARPGRAPH_CACHE_DIR`` or ``$XDG_CACHE_HOME/warpgraph`` or ``~/.cache/warpgraph``, then ``sub/`` (made;
-    None when it cannot be)."""
-    base = os.environ.get("WARPGRAPH_CACHE_DIR")
-    root = Path(base) if base else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "warpgraph"
-    d = root / sub
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return d
+    """``<cache root>/sub/`` (core/cache_dir.py: ``$WARPGRAPH_CACHE_DIR``, default ``~/.cache/warpgraph``); None
+    when the caches are off or the folder cannot be made."""
+    return cache_subdir(sub)
 
 
 @lru_cache(maxsize=256)
