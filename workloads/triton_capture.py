@@ -28,6 +28,7 @@ import numpy as np
 
 from warpgraph.core.errors import RecordError, UserError
 from warpgraph.workloads.record import DTYPES, LaunchRecord, entry_params, record_from_dict, save_record
+from warpgraph.workloads.triton_tma_boxes import host_desc_copy_shapes
 
 _TARGETS = {"sm_80": 80, "sm_86": 86, "sm_89": 89, "sm_90": 90, "sm_90a": 90, "sm_100": 100, "sm_100a": 100,
             "sm_120": 120}
@@ -376,6 +377,7 @@ def capture(kernel, grid, args=(), *, kwargs: dict | None = None, target: str = 
     # ---- params in PTX order (tuples flattened, constexprs dropped)
     params: list[dict] = []
     tmeta = list(getattr(ck.metadata, "tensordesc_meta", None) or [])
+    copy_shapes = host_desc_copy_shapes(ck.asm.get("ttgir", "")) if tmeta else []
     ti = [0]
 
     def add_param(pname, sig, v):
@@ -387,8 +389,10 @@ def capture(kernel, grid, args=(), *, kwargs: dict | None = None, target: str = 
             return
         if sig.startswith("tensordesc"):
             meta = tmeta[ti[0]] if ti[0] < len(tmeta) else None
-            ti[0] += 1
             box = list(meta["block_size"]) if meta else list(v.block_shape)
+            if meta and ti[0] < len(copy_shapes):
+                box = _copied_box(pname, box, *copy_shapes[ti[0]])
+            ti[0] += 1
             sw = {0: 0, 1: 32, 2: 64, 3: 128}[meta["swizzle"]] if meta else 0
             params.append({"tensormap": {"buffer": v.base.bname, "box": box, "swizzle_bytes": sw,
                                          "oob_fill": "nan" if v.padding == "nan" else "zero"}})
@@ -467,6 +471,35 @@ def capture(kernel, grid, args=(), *, kwargs: dict | None = None, target: str = 
     if out_dir is not None:
         rec = save_record(rec, out_dir, ptx)
     return rec
+
+
+def _copied_box(pname: str, box: list[int], block: tuple[int, ...], shapes: set[tuple[int, ...]]) -> list[int]:
+    """The box of host descriptor ``pname``: Triton's metadata ``box`` (its argument's ``block`` type, each
+    dimension clamped as the TMA lowering splits copies: innermost to the swizzle span) unless every TMA copy
+    through it moves one shape other than ``block``: Triton 3.6's warp-specialized data partitioning splits the
+    tile but keeps the argument's type (triton-lang/triton#11587), and the PTX's ``expect_tx`` counts the split
+    copy, whose shape (clamped the same way) becomes the box. Copies of several sizes cannot share one tensormap
+    and are refused."""
+    odd = sorted(s for s in shapes if s != tuple(block))
+    if not odd:
+        return box
+    fix = ("build the descriptor on the device (tl.make_tensor_descriptor: its box follows the split), or keep the "
+           "tile one consumer warp group wide (a smaller block or no warp_specialize)")
+    b = "x".join(map(str, block))
+    if len(shapes) > 1 or len(odd[0]) != len(box):
+        raise CaptureError(f"argument {pname}: the compiled kernel copies this {b} host tensor descriptor as "
+                           f"{' and '.join('x'.join(map(str, s)) for s in sorted(shapes))} boxes, which one "
+                           f"tensormap cannot serve (Triton's warp-specialized data partitioning split the tile: "
+                           f"triton-lang/triton#11587)", hint=fix)
+    new = [min(int(c), int(m)) for c, m in zip(odd[0], box)]
+    import warnings
+
+    warnings.warn(f"capture: argument {pname}: Triton's metadata gives a {'x'.join(map(str, box))} box (the one its "
+                  f"own launcher builds) but the warp-specialized kernel copies {'x'.join(map(str, odd[0]))} tiles "
+                  f"of this {b} descriptor (triton-lang/triton#11587); the record uses the "
+                  f"{'x'.join(map(str, new))} box the PTX expects, so a GPU launch through Triton 3.6 will not "
+                  f"match it: {fix}", stacklevel=4)
+    return new
 
 
 def _compiled_block(ptx: str, entry: str, target: str) -> dict:
