@@ -45,13 +45,14 @@ def stat_metric_names(spec: StudySpec) -> list[str]:
 def warpgraph_evaluator(spec: StudySpec) -> Callable[..., dict]:
     base = resolve_base(spec)
     wanted = stat_metric_names(spec)
+    waves_kw = {} if spec.waves is None or spec.mode == "timing" else {"waves": spec.waves}
 
     def evaluate(arch, workloads: list[Workload], *, overrides: dict, mode: str, seed: int, trace_cache=None, **_):
         per: dict[str, dict] = {}
         t0 = time.perf_counter()
         for w in workloads:
             res = warpgraph.simulate(_record(w.path, w.scale), arch=base, mode=mode, overrides=dict(overrides),
-                                     seed=seed, **_trace_cache_kw(trace_cache))
+                                     seed=seed, **waves_kw, **_trace_cache_kw(trace_cache))
             m = jsonable(dict(res.metrics))
             for name in wanted:          # component statistics as metrics (RunResult.stats rows)
                 _, comp, stat = name.split(":", 2)

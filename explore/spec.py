@@ -186,7 +186,10 @@ class StudySpec(_Strict):
     trials: int | None = Field(default=None, gt=0)
     seed: int = 0
     timeout_s: float | None = Field(default=None, gt=0)
-    mode: Literal["timing", "sampled"] = "timing"
+    mode: Literal["timing", "sampled", "waves"] = "timing"
+    # mode waves (or sampled): how many waves run in detail, the rest extrapolated (runner/waves.py; its
+    # default when left out). With mode sampled, setting it samples the first waves only.
+    waves: int | None = Field(default=None, gt=0)
     evaluator: str = "warpgraph"
     # advanced: replaces warpgraph.load_arch (python:module:function taking (base, overrides) -> spec);
     # used by tests and by users with their own architecture models
@@ -204,6 +207,12 @@ class StudySpec(_Strict):
             if isinstance(d, list) and not d:
                 raise ValueError(f"{k}: empty list of choices")
         return v
+
+    @model_validator(mode="after")
+    def _waves_need_a_mode(self):
+        if self.waves is not None and self.mode == "timing":
+            raise ValueError("`waves` applies to mode waves or sampled, not timing")
+        return self
 
     @field_validator("evaluator", "arch_loader")
     @classmethod
@@ -393,7 +402,8 @@ def _hint_for(path: tuple) -> str | None:
         "objectives": "a list of {metric: NAME, direction: minimize|maximize}",
         "constraints": "a list of {metric: NAME, max: X, min: Y}",
         "workloads": "a list of record names/paths or {record: ..., scale: 0.25}",
-        "mode": "timing or sampled",
+        "mode": "timing, sampled or waves",
+        "waves": "a positive number of waves run in detail (mode waves or sampled)",
     }.get(top)
 
 

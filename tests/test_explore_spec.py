@@ -157,3 +157,35 @@ def test_cost_proxies_documented_formula():
     assert c["area_units"] == pytest.approx(k["sm"] * 132 + k["tensor"] * 132 * 4 + k["sram_mib"] * c["sram_bytes"]
                                             / 2 ** 20 + k["tma_slot"] * 132 * 16)
     assert cost_metrics(toy_arch(overrides={"sm.count": 66}))["sram_bytes"] < c["sram_bytes"]
+
+
+def test_mode_waves(tmp_path):
+    """mode waves (runner/waves.py) with an optional `waves` count; an unknown mode lists the modes, and `waves`
+    under mode timing (where it would be ignored) is an error."""
+    body = "space: {tma.admission_depth: [4, 8]}\nobjectives: [{metric: cycles}]\nsampler: grid\n"
+    s = load_study(_write(tmp_path, body + "mode: waves\nwaves: 2\n"))
+    assert s.mode == "waves" and s.waves == 2
+    assert load_study(_write(tmp_path, body + "mode: sampled\n")).waves is None
+    e = _err(tmp_path, body + "mode: wave\n")
+    assert "mode" in e.location and "timing, sampled or waves" in (e.hint or "")
+    e = _err(tmp_path, body + "waves: 2\n")
+    assert "waves" in str(e) and "timing" in str(e)
+    e = _err(tmp_path, body + "mode: waves\nwaves: 0\n")
+    assert "waves" in e.location
+
+
+def test_warpgraph_evaluator_runs_mode_waves():
+    """The study's mode and waves reach simulate: the same cycles as simulate(mode="waves", waves=1)."""
+    from warpgraph.explore.evaluators import warpgraph_evaluator
+    from warpgraph.explore.spec import StudySpec, Workload
+
+    from pathlib import Path
+
+    rec = str(Path(warpgraph.__file__).parent / "workloads" / "microbench" / "cta_turnaround_t32")  # 264 CTAs
+    spec = StudySpec(name="w", workloads=[rec], space={"tma.admission_depth": [4]},
+                     objectives=[{"metric": "cycles"}], mode="waves", waves=1)
+    got = warpgraph_evaluator(spec)(warpgraph.load_arch("h200"), [Workload(name="t", path=rec)], overrides={},
+                                    mode=spec.mode, seed=0, trace_cache=False)
+    want = warpgraph.simulate(rec, "h200", mode="waves", waves=1, trace_cache=False)
+    assert got["workloads"]["t"]["cycles"] == want.metrics["cycles"]
+    assert want.mode == "waves" and want.metrics["cycles"] != warpgraph.simulate(rec, "h200").metrics["cycles"]
