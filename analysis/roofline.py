@@ -9,7 +9,8 @@ runs beside them (compute bound = max(tensor, simt)).
 
 1. ``flops_by_dtype`` given -> used as is (``flops_source: "given"``);
 2. ``trace`` given (a ``KernelTrace`` / ``FunctionalResult``) -> the dynamic FLOPs of every executed ``wgmma`` /
-   ``mma.sync`` (trace payload a0, Contract 2), by the dtype of the instruction (``"trace"``);
+   ``mma.sync`` / ``tcgen05.mma`` (trace payload a0, Contract 2; tcgen05's M and N come from its runtime
+   instruction descriptor), by the dtype of the instruction (``"trace"``; tcgen05 by its ``.kind::``);
 3. else the record's ``check.reference`` names a known computation (``gemm``, ``gemm_nt``, ``attention``,
    ``rmsnorm``, ``swiglu``) -> useful FLOPs from buffer shapes (``"reference:<name>"``; the tensor dtype class
    from the PTX's tensor instructions, fp16 when the PTX has none); masked-out causal blocks and OOB tiles are
@@ -66,8 +67,16 @@ def _shape_flops(shape: str) -> int:
     return 2 * int(m.group(1)) * int(m.group(2)) * int(m.group(3)) if m else 0
 
 
+#: tcgen05.mma ``.kind::`` -> dtype class (PTX ISA "tcgen05.mma" kinds; f16 covers f16 and bf16, f8f6f4 the
+#: modelled fp8 formats; the shape is in the runtime instruction descriptor, the FLOPs in the trace payload)
+_TCGEN05_KIND = {"f16": "fp16", "tf32": "tf32", "f8f6f4": "fp8", "i8": "int8"}
+
+
 def _mma_info(inst) -> tuple[str, str, str]:
-    """(family "wgmma"|"mma_sync", A-type ("f16"...), shape) of a tensor instruction."""
+    """(family "wgmma"|"mma_sync"|"tcgen05", A-type ("f16"...), shape) of a tensor instruction."""
+    if str(inst.opcode).startswith("tcgen05"):
+        kind = next((m[6:] for m in inst.mods if m.startswith("kind::")), "f16")
+        return "tcgen05", kind, ""
     fam = "wgmma" if str(inst.opcode).startswith("wgmma") else "mma_sync"
     shape = ""
     types = []
@@ -82,6 +91,8 @@ def _mma_info(inst) -> tuple[str, str, str]:
 
 
 def _is_tensor(inst) -> bool:
+    if inst.opcode == "tcgen05.mma":
+        return True
     name = getattr(inst.kind, "name", str(inst.kind))
     if name in ("WGMMA", "MMA_SYNC"):
         return True
@@ -96,8 +107,9 @@ def tensor_instructions(program) -> list[dict]:
     for inst in program.instructions:
         if _is_tensor(inst):
             fam, a, shape = _mma_info(inst)
+            cls = _TCGEN05_KIND.get(a, "fp16") if fam == "tcgen05" else DTYPE_CLASS.get(a, "fp16")
             out.append({"index": inst.index, "line": inst.line, "family": fam, "atype": a,
-                        "dtype_class": DTYPE_CLASS.get(a, "fp16"), "shape": shape})
+                        "dtype_class": cls, "shape": shape})
     return out
 
 

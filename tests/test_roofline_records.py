@@ -101,3 +101,21 @@ def test_trace_counts_match_reference():
     b = roofline(rec)
     assert a["flops_source"] == "trace" and a["flops"] == b["flops"] > 0
     assert min_dram_bytes(rec)["total"] == a["min_dram_bytes"]
+
+
+@pytest.mark.parametrize("name,cls", [("gemm_tma_s_M256_N256_K256", "fp16"), ("gemm_tma_s_fp8_M256_N256_K256", "fp8"),
+                                      ("gemm_tma_s_tf32_M256_N256_K256", "tf32")])
+def test_tcgen05_tensor_path(name, cls):
+    """Blackwell records: tcgen05.mma is the tensor path, its dtype class from .kind::, and the dynamic FLOPs of
+    a functional run (M, N from the runtime instruction descriptor) equal the GEMM reference's 2MNK."""
+    from warpgraph.workloads.functional import run_functional
+
+    spec = load_arch("b200")
+    rec = load_record(Path(warpgraph.__file__).parent / "workloads" / "records" / "b200" / name)
+    b = roofline(rec, spec=spec)
+    assert b["tensor_path"] == "tcgen05" and b["flops_source"] == "reference:gemm_nt"
+    assert set(b["flops_by_dtype"]) == {cls} and b["compute_bound_cycles"] > 0
+    res = run_functional(rec, rec.program(), want_trace=True, compute_values=False)
+    a = roofline(rec, trace=res, spec=spec)
+    assert a["flops_source"] == "trace" and a["flops_by_dtype"] == b["flops_by_dtype"]
+    assert a["flops"] == 2 * 256 * 256 * 256
