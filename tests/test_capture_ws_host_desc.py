@@ -1,4 +1,5 @@
-"""Host tensor descriptors in a warp-specialized loop: Triton 3.6 splits the A tile (128x64) across the two
+"""Host tensor descriptors in a warp-specialized loop (a GEMM and an attention of our own, beside the same
+attention over device-built descriptors): Triton 3.6 splits the A tile (128x64) across the two
 consumer warp groups into 64x64 TMA copies (8 KB ``expect_tx`` each) but its metadata keeps the 128x64 box
 (triton-lang/triton#11587). capture records the box the PTX copies, so the record runs and computes A @ B^T
 (with the metadata box the functional pass deadlocked on the over-filled barrier)."""
@@ -30,6 +31,37 @@ def ws_host_desc_gemm(a_desc, b_desc, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.c
     rn = pn * BN + tl.arange(0, BN)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
+
+@triton.jit
+def ws_attn(q_desc, k_desc, v_desc, o_ptr, seq, scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                 DEVICE: tl.constexpr):
+    """Attention over descriptors of [B*H*seq, D] rows, the K/V loop warp-specialized; with DEVICE the
+    descriptors are built on the device from the three pointers (global scratch + tensormap.replace). The body
+    is written out here: moved into a @triton.jit helper, Triton 3.6 adds the second consumer's 64-row offset
+    twice to the epilogue's store addresses, and the functional pass stops at the first store past ``o``."""
+    if DEVICE:
+        q_desc = tl.make_tensor_descriptor(q_desc, shape=[seq * tl.num_programs(1), D], strides=[D, 1],
+                                           block_shape=[BM, D])
+        k_desc = tl.make_tensor_descriptor(k_desc, shape=[seq * tl.num_programs(1), D], strides=[D, 1],
+                                           block_shape=[BN, D])
+        v_desc = tl.make_tensor_descriptor(v_desc, shape=[seq * tl.num_programs(1), D], strides=[D, 1],
+                                           block_shape=[BN, D])
+    pm = tl.program_id(0)
+    bh = tl.program_id(1)
+    q = q_desc.load([bh * seq + pm * BM, 0])
+    m_i = tl.full((BM,), float("-inf"), tl.float32)
+    l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    for n in tl.range(0, seq, BN, warp_specialize=True):
+        s = tl.dot(q, k_desc.load([bh * seq + n, 0]).T) * scale
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None] + tl.dot(p.to(tl.float16), v_desc.load([bh * seq + n, 0]))
+        m_i = m_new
+    rm = pm * BM + tl.arange(0, BM)
+    tl.store(o_ptr + (bh * seq + rm)[:, None] * D + tl.arange(0, D)[None, :], (acc / l_i[:, None]).to(tl.float16))
 
 def test_ws_host_descriptor_box_follows_the_split_copies_and_runs():
     from warpgraph.workloads.functional import run_functional
@@ -94,3 +126,39 @@ def test_copies_of_several_sizes_through_one_host_descriptor_are_refused():
     with pytest.raises(CaptureError, match=r"a_desc: .*64x64 and 128x64 boxes.*triton#11587") as e:
         _copied_box("a_desc", [128, 64], (128, 64), {(64, 64), (128, 64)})
     assert "tl.make_tensor_descriptor" in e.value.hint
+
+
+@pytest.mark.parametrize("where", ["host", "device"])
+def test_ws_attention_with_host_or_device_descriptors_runs(where):
+    """Warp-specialized attention (1 producer + 2 consumer warp groups): with host descriptors Triton splits the
+    128-row Q tile (its box follows the copies, as above); with device descriptors the kernel builds the boxes.
+    Both records compute softmax(Q K^T / 8) V."""
+    import warnings
+
+    from warpgraph.workloads.functional import run_functional
+    from warpgraph.workloads.references import to_float64
+
+    bh, seq, d = 2, 256, 64
+    q, k, v = (Buf("float16", [bh * seq, d], {"normal": 0.5}) for _ in range(3))
+    o = Buf("float16", [bh * seq, d], "poison")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        if where == "host":
+            rec = capture(ws_attn, [seq // 128, bh], [tensor_descriptor(q, [128, d]),
+                          tensor_descriptor(k, [64, d]), tensor_descriptor(v, [64, d]), o, seq, 0.125],
+                          D=d, BM=128, BN=64, DEVICE=False,
+                          buffer_names={"q_desc": "q", "k_desc": "k", "v_desc": "v"})
+            assert [p.value.box for p in rec.params if p.kind == "tensormap"] == [[64, 64], [64, 64], [64, 64]]
+            assert any("q_desc" in str(x.message) for x in w)
+        else:
+            rec = capture(ws_attn, [seq // 128, bh], [q, k, v, o, seq, 0.125], D=d, BM=128, BN=64, DEVICE=True,
+                          buffer_names={"q_desc": "q", "k_desc": "k", "v_desc": "v"})
+            assert "global_scratch" in rec.buffers and "tensormap.replace" in rec.ptx_text()
+    assert rec.block == [384, 1, 1]
+    out = run_functional(rec, want_trace=False).outputs
+    qv, kv, vv = (to_float64(out[n], "float16").reshape(bh, seq, d) for n in "qkv")
+    s = qv @ kv.transpose(0, 2, 1) * 0.125
+    p = np.exp(s - s.max(-1, keepdims=True))
+    ref = (p / p.sum(-1, keepdims=True)) @ vv
+    got = to_float64(out["o"], "float16").reshape(bh, seq, d)
+    assert np.abs(got - ref).max() <= 1e-2 * np.abs(ref).max()
