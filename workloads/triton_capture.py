@@ -14,7 +14,9 @@ Specialization runs through Triton's own binder (``create_function_from_signatur
 ``kernel[grid](...)`` would on a GPU, with buffers at the 256-byte aligned addresses
 ``DeviceMemory`` uses (so pointers get ``tt.divisibility = 16``; ints divisible by 16 get it too; ints
 equal to 1 become constexprs). The result's PTX equals the GPU launcher's apart from ``.file`` lines and
-DWARF path strings. Needs the optional extra ``triton`` (``pip install triton==3.6.0``); Triton's compile
+DWARF path strings (and, for warp-specialized kernels, the two mbarrier offsets Triton 3.6 may swap between
+fresh compiles). A host descriptor's box follows the TMA copies in the TTGIR where Triton's warp-specialized
+data partitioning split its tile (:mod:`warpgraph.workloads.triton_tma_boxes`, with a warning). Needs the optional extra ``triton`` (``pip install triton==3.6.0``); Triton's compile
 pipeline runs ``ptxas`` for the cubin stage — the wheel bundles it (``triton/backends/nvidia/bin``).
 """
 from __future__ import annotations
