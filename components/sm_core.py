@@ -173,7 +173,7 @@ class _Warp:
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
                  "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
-                 "wake", "gack")
+                 "wake", "gack", "hot")
 
 
 def _split_groups(stream_of, cta: int, wpc: int):
@@ -266,6 +266,11 @@ class SMCore:
         self.tc_free = self.tc_busy_from = self.tc_rf_share = None
         if tc is not None and getattr(tc, "rf_on", False) and getattr(tc, "rf_sp_bpc", 0) > 0:
             self.tc_free, self.tc_busy_from, self.tc_rf_share = tc.free, tc.busy_from, tc.rf_share
+        T = tables
+        # the per-core constants ``_step`` reads on entry, as one tuple (tables, policy, per-opcode gaps, counters,
+        # wgmma register-file slowdown state)
+        self._hot = (T.op, T.cost, T.pipe, T.ii, T.lat, T.deps, T.dsts, T.rsn, self.lrr, self.gap_op,
+                     self.op_counts, self.tc_free, self.tc_busy_from, self.tc_rf_share)
         # per-warp mma.sync issue interval (a warp's operand collector; tensor_core.mma_sync_warp_issue_gap_cycles)
         self.mma_warp_gap = int(getattr(tc, "warp_issue_gap", 0) or 0)
         # event recording (core/tracing.py): the hot loop tests the local bool ``rec_on`` only
@@ -363,6 +368,9 @@ class SMCore:
             W.a0, W.a1, W.a2, W.a3, W.act = G.a0, G.a1, G.a2, G.a3, G.act
             W.rr = [0] * nregs
             W.rk = [S.WAIT] * nregs
+            # what SMCore._step reads on entry (constant while the bundle lives)
+            W.hot = (self.sm_stall[sm], W.spl, W.spk, W.spl[0] if len(W.spl) == 1 else None, W.spk[0][1], W.kmax,
+                     W.nsx, m, W.pcs, W.rr, W.rk, W.n)
             W.launch = t
             W.t = t
             W.tlast = t - 1
@@ -464,7 +472,7 @@ class SMCore:
         if self._cb_open:  # clusters: exited warps no longer count for barrier.cluster
             self._cbar_check_cluster(self.cl_of.get(cta, -1 - cta), t_exit)
         # free the stream arrays
-        W.pcs = W.rr = W.rk = None
+        W.pcs = W.rr = W.rk = W.hot = None
         W.a0 = W.a1 = W.a2 = W.a3 = W.act = None
         if self.cta_live[cta] == 0:
             self.eng.schedule(max(self.cta_end[cta], self.eng.now), self._cta_retire, cta, prio=0)
@@ -650,30 +658,15 @@ class SMCore:
         """Issue W's instructions while W stays ahead of the SM's other bundles (next ready ``ot``, priority
         ``op_``) and within ``lim``; then leave its next ready time in ``W.st``."""
         T = self.T
-        OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN = T.op, T.cost, T.pipe, T.ii, T.lat, T.deps, T.dsts, T.rsn
-        lrr = self.lrr
-        stall = self.sm_stall[W.sm]
-        spl = W.spl
-        spk = W.spk
-        sq = spl[0] if len(spl) == 1 else None    # one (merged) sub-partition state: no loops below
-        k1 = spk[0][1]
-        gap = self.gap_op
-        kmax = W.kmax
-        nsx = W.nsx
-        m = W.m
-        pcs = W.pcs
-        rr = W.rr
-        rk = W.rk
-        n = W.n
+        OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN, lrr, gap, opc, tcf, tcb, tcu = self._hot
+        # the bundle's constants (_launch_cta): sq is its one (merged) sub-partition state (no loops below) or None
+        stall, spl, spk, sq, k1, kmax, nsx, m, pcs, rr, rk, n = W.hot
         pos = W.pos
         t = W.t
         tlast = W.tlast
         issued = 0
         ptx = 0
-        opc = self.op_counts
         rec_on = self.rec_on
-        tcf = self.tc_free
-        tcb, tcu = self.tc_busy_from, self.tc_rf_share
         while True:
             if pos >= n:
                 i = -1
