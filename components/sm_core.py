@@ -84,6 +84,7 @@ _RFD = len(PIPES)  # index of the register-file debt slot in a sub-partition sta
 PIPE_THROTTLE = (S.NOT_SELECTED, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE,
                  S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.MIO_THROTTLE, S.LG_THROTTLE,
                  S.MATH_PIPE_THROTTLE, S.MISC, S.MIO_THROTTLE)
+_WAIT, _NOT_SELECTED = S.WAIT, S.NOT_SELECTED    # module constants the hot loop reads (one global load each)
 
 
 def _retire_groups(grp: list, nallow: int) -> int:
@@ -673,7 +674,7 @@ class SMCore:
                 op = OP_EXIT
                 c = 0
                 td = t
-                rd = S.WAIT
+                rd = _WAIT
                 tp = ts = t
                 ht = W.hold_t
                 tt = max(t, ht)
@@ -683,7 +684,7 @@ class SMCore:
                 op = OP[i]
                 # scoreboard
                 td = t
-                rd = S.WAIT
+                rd = _WAIT
                 for r in DEPS[i]:
                     x = rr[r]
                     if x > td:
@@ -771,10 +772,10 @@ class SMCore:
                     stall[PIPE_THROTTLE[p]] += (x - c0) * m
                     c0 = x
                 if tt > c0:
-                    stall[S.NOT_SELECTED] += (tt - c0) * m
+                    stall[_NOT_SELECTED] += (tt - c0) * m
             if c:
                 ii = II[i]
-                if tcf is not None and p < P_TENSOR and tcf[W.sm] > tt >= tcb[W.sm] and p:
+                if tcf is not None and 0 < p < P_TENSOR and tcf[W.sm] > tt >= tcb[W.sm]:
                     # wgmma accumulator traffic in flight on this SM takes the share u of the sub-partition's
                     # register-file bandwidth: this instruction's operand traffic (its pipe occupancy) is
                     # stretched by 1/(1-u); the fractional cycles carry over per sub-partition (deterministic)
@@ -798,7 +799,7 @@ class SMCore:
                             s[p] = tt + c * k * ii
                 if nsx:
                     # the bundle's warps on one sub-partition take turns: each waits (k-1)·c per instruction
-                    stall[S.NOT_SELECTED] += c * nsx
+                    stall[_NOT_SELECTED] += c * nsx
                 t = tt + c * kmax
                 tlast = t - 1
                 if rec_on:
