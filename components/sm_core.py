@@ -519,7 +519,9 @@ class SMCore:
     def _bar_count(self, W: _Warp, bid: int, nthreads: int, t: int) -> list:
         """Count bundle W's warps toward barrier ``bid`` of its CTA at ``t``; the barrier record
         ``[warps arrived, last arrival, waiting bundles, warps expected]``."""
-        bars = self.bars.setdefault(W.cta, {})
+        bars = self.bars.get(W.cta)
+        if bars is None:
+            bars = self.bars[W.cta] = {}
         b = bars.get(bid)
         if b is None:
             nw = -(-nthreads // 32) if nthreads > 0 else self.wpc
