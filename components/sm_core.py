@@ -783,13 +783,21 @@ class SMCore:
                     # stretched by 1/(1-u); the fractional cycles carry over per sub-partition (deterministic)
                     u = tcu[W.sm]
                     fr = u / (1.0 - u)
-                    for s, k in spk:
-                        o = c * k * ii
-                        d = s[_RFD] + o * fr
+                    if sq is not None:
+                        o = c * k1 * ii
+                        d = sq[_RFD] + o * fr
                         e = int(d)
-                        s[_RFD] = d - e
-                        s[0] = tt + c * k
-                        s[p] = tt + o + e
+                        sq[_RFD] = d - e
+                        sq[0] = tt + c * k1
+                        sq[p] = tt + o + e
+                    else:
+                        for s, k in spk:
+                            o = c * k * ii
+                            d = s[_RFD] + o * fr
+                            e = int(d)
+                            s[_RFD] = d - e
+                            s[0] = tt + c * k
+                            s[p] = tt + o + e
                 elif sq is not None:
                     sq[0] = tt + c * k1
                     if p:
