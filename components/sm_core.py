@@ -84,6 +84,7 @@ _RFD = len(PIPES)  # index of the register-file debt slot in a sub-partition sta
 PIPE_THROTTLE = (S.NOT_SELECTED, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE,
                  S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.MIO_THROTTLE, S.LG_THROTTLE,
                  S.MATH_PIPE_THROTTLE, S.MISC, S.MIO_THROTTLE)
+_WAIT, _NOT_SELECTED = S.WAIT, S.NOT_SELECTED    # module constants the hot loop reads (one global load each)
 
 
 def _retire_groups(grp: list, nallow: int) -> int:
@@ -173,7 +174,7 @@ class _Warp:
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
                  "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
-                 "wake", "gack")
+                 "wake", "gack", "hot")
 
 
 def _split_groups(stream_of, cta: int, wpc: int):
@@ -266,6 +267,11 @@ class SMCore:
         self.tc_free = self.tc_busy_from = self.tc_rf_share = None
         if tc is not None and getattr(tc, "rf_on", False) and getattr(tc, "rf_sp_bpc", 0) > 0:
             self.tc_free, self.tc_busy_from, self.tc_rf_share = tc.free, tc.busy_from, tc.rf_share
+        T = tables
+        # the per-core constants ``_step`` reads on entry, as one tuple (tables, policy, per-opcode gaps, counters,
+        # wgmma register-file slowdown state)
+        self._hot = (T.op, T.cost, T.pipe, T.ii, T.lat, T.deps, T.dsts, T.rsn, self.lrr, self.gap_op,
+                     self.op_counts, self.tc_free, self.tc_busy_from, self.tc_rf_share)
         # per-warp mma.sync issue interval (a warp's operand collector; tensor_core.mma_sync_warp_issue_gap_cycles)
         self.mma_warp_gap = int(getattr(tc, "warp_issue_gap", 0) or 0)
         # event recording (core/tracing.py): the hot loop tests the local bool ``rec_on`` only
@@ -363,6 +369,9 @@ class SMCore:
             W.a0, W.a1, W.a2, W.a3, W.act = G.a0, G.a1, G.a2, G.a3, G.act
             W.rr = [0] * nregs
             W.rk = [S.WAIT] * nregs
+            # what SMCore._step reads on entry (constant while the bundle lives)
+            W.hot = (self.sm_stall[sm], W.spl, W.spk, W.spl[0] if len(W.spl) == 1 else None, W.spk[0][1], W.kmax,
+                     W.nsx, m, W.pcs, W.rr, W.rk, W.n)
             W.launch = t
             W.t = t
             W.tlast = t - 1
@@ -464,7 +473,7 @@ class SMCore:
         if self._cb_open:  # clusters: exited warps no longer count for barrier.cluster
             self._cbar_check_cluster(self.cl_of.get(cta, -1 - cta), t_exit)
         # free the stream arrays
-        W.pcs = W.rr = W.rk = None
+        W.pcs = W.rr = W.rk = W.hot = None
         W.a0 = W.a1 = W.a2 = W.a3 = W.act = None
         if self.cta_live[cta] == 0:
             self.eng.schedule(max(self.cta_end[cta], self.eng.now), self._cta_retire, cta, prio=0)
@@ -510,7 +519,9 @@ class SMCore:
     def _bar_count(self, W: _Warp, bid: int, nthreads: int, t: int) -> list:
         """Count bundle W's warps toward barrier ``bid`` of its CTA at ``t``; the barrier record
         ``[warps arrived, last arrival, waiting bundles, warps expected]``."""
-        bars = self.bars.setdefault(W.cta, {})
+        bars = self.bars.get(W.cta)
+        if bars is None:
+            bars = self.bars[W.cta] = {}
         b = bars.get(bid)
         if b is None:
             nw = -(-nthreads // 32) if nthreads > 0 else self.wpc
@@ -650,37 +661,22 @@ class SMCore:
         """Issue W's instructions while W stays ahead of the SM's other bundles (next ready ``ot``, priority
         ``op_``) and within ``lim``; then leave its next ready time in ``W.st``."""
         T = self.T
-        OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN = T.op, T.cost, T.pipe, T.ii, T.lat, T.deps, T.dsts, T.rsn
-        lrr = self.lrr
-        stall = self.sm_stall[W.sm]
-        spl = W.spl
-        spk = W.spk
-        sq = spl[0] if len(spl) == 1 else None    # one (merged) sub-partition state: no loops below
-        k1 = spk[0][1]
-        gap = self.gap_op
-        kmax = W.kmax
-        nsx = W.nsx
-        m = W.m
-        pcs = W.pcs
-        rr = W.rr
-        rk = W.rk
-        n = W.n
+        OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN, lrr, gap, opc, tcf, tcb, tcu = self._hot
+        # the bundle's constants (_launch_cta): sq is its one (merged) sub-partition state (no loops below) or None
+        stall, spl, spk, sq, k1, kmax, nsx, m, pcs, rr, rk, n = W.hot
         pos = W.pos
         t = W.t
         tlast = W.tlast
         issued = 0
         ptx = 0
-        opc = self.op_counts
         rec_on = self.rec_on
-        tcf = self.tc_free
-        tcb, tcu = self.tc_busy_from, self.tc_rf_share
         while True:
             if pos >= n:
                 i = -1
                 op = OP_EXIT
                 c = 0
                 td = t
-                rd = S.WAIT
+                rd = _WAIT
                 tp = ts = t
                 ht = W.hold_t
                 tt = max(t, ht)
@@ -690,7 +686,7 @@ class SMCore:
                 op = OP[i]
                 # scoreboard
                 td = t
-                rd = S.WAIT
+                rd = _WAIT
                 for r in DEPS[i]:
                     x = rr[r]
                     if x > td:
@@ -778,22 +774,30 @@ class SMCore:
                     stall[PIPE_THROTTLE[p]] += (x - c0) * m
                     c0 = x
                 if tt > c0:
-                    stall[S.NOT_SELECTED] += (tt - c0) * m
+                    stall[_NOT_SELECTED] += (tt - c0) * m
             if c:
                 ii = II[i]
-                if tcf is not None and p < P_TENSOR and tcf[W.sm] > tt >= tcb[W.sm] and p:
+                if tcf is not None and 0 < p < P_TENSOR and tcf[W.sm] > tt >= tcb[W.sm]:
                     # wgmma accumulator traffic in flight on this SM takes the share u of the sub-partition's
                     # register-file bandwidth: this instruction's operand traffic (its pipe occupancy) is
                     # stretched by 1/(1-u); the fractional cycles carry over per sub-partition (deterministic)
                     u = tcu[W.sm]
                     fr = u / (1.0 - u)
-                    for s, k in spk:
-                        o = c * k * ii
-                        d = s[_RFD] + o * fr
+                    if sq is not None:
+                        o = c * k1 * ii
+                        d = sq[_RFD] + o * fr
                         e = int(d)
-                        s[_RFD] = d - e
-                        s[0] = tt + c * k
-                        s[p] = tt + o + e
+                        sq[_RFD] = d - e
+                        sq[0] = tt + c * k1
+                        sq[p] = tt + o + e
+                    else:
+                        for s, k in spk:
+                            o = c * k * ii
+                            d = s[_RFD] + o * fr
+                            e = int(d)
+                            s[_RFD] = d - e
+                            s[0] = tt + c * k
+                            s[p] = tt + o + e
                 elif sq is not None:
                     sq[0] = tt + c * k1
                     if p:
@@ -805,7 +809,7 @@ class SMCore:
                             s[p] = tt + c * k * ii
                 if nsx:
                     # the bundle's warps on one sub-partition take turns: each waits (k-1)·c per instruction
-                    stall[S.NOT_SELECTED] += c * nsx
+                    stall[_NOT_SELECTED] += c * nsx
                 t = tt + c * kmax
                 tlast = t - 1
                 if rec_on:
