@@ -94,8 +94,8 @@ def _tc_param(spec, name: str, kind: str):
     tc = spec.tensor_core
     v = getattr(tc, name, None)
     if v is None:
-        raise UserError(f"the program has {kind} instructions but tensor_core.kind={tc.kind!r} has no {name}",
-                        hint="an architecture whose tensor_core.kind is tcgen05 (e.g. b200)")
+        raise SimulationError(f"the program has {kind} instructions but tensor_core.kind={tc.kind!r} has no "
+                              f"{name}", hint="an architecture whose tensor_core.kind is tcgen05 (e.g. b200)")
     return v
 
 
