@@ -208,10 +208,10 @@ class MemorySystem:
         # global atomics (H200 microbench atomics.cu, components/atomics.py): the slice's read-modify-write beyond
         # an L2 hit, the acquire side of .acquire / .acq_rel atomics, .gpu-scope fences (also an atomic's release
         # side), spin-lock exclusion
-        self.atom_extra = float(getattr(l2s, "atomic_extra_latency_cycles", 0.0))
-        self.atom_acquire = float(getattr(l2s, "atomic_acquire_cycles", 0.0))
-        self.fence_gpu = float(getattr(l2s, "fence_gpu_cycles", 0.0))
-        _lp = float(getattr(l2s, "lock_retry_period_cycles", 0.0))
+        self.atom_extra = float(l2s.atomic_extra_latency_cycles)
+        self.atom_acquire = float(l2s.atomic_acquire_cycles)
+        self.fence_gpu = float(l2s.fence_gpu_cycles)
+        _lp = float(l2s.lock_retry_period_cycles)
         self.locks = LockTable(_lp) if _lp > 0 else None
         # line key -> [merge window end, done, mergeable bytes, reads] (cp.async; scope "fill"), or
         # line key * 256 + gpc -> [window end, done, bytes, reads] (open lookups; scopes "gpc" / "gpu") and

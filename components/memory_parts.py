@@ -152,7 +152,7 @@ class HbmChannels:
     def __init__(self, params, n_parts: int, sm_mhz: float):
         self.params = params
         self.channels = int(params.channels)
-        en = getattr(params, "channels_enabled", None)
+        en = params.channels_enabled
         self.enabled = self.channels if en is None else int(en)
         self.latency = int(params.latency_cycles)
         self.peak_bpc = float(params.bandwidth_gb_per_s) * 1e3 / sm_mhz * self.enabled / self.channels
