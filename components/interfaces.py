@@ -185,6 +185,10 @@ ROLE_STATS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
            "sm{i}.stalls": {"<reason>": ("warp-cycles", "cycles a warp of this SM was held for the reason "
                                          "(components/stalls.py; Nsight smsp__pcsamp reasons)")},
            "gpu.stalls": {"<reason>": ("warp-cycles", "the SMs' stall counts summed")}},
+    "subpartition": {"sm{i}.sp{i}.stalls": {"<reason>": ("warp-cycles", "cycles a warp of this sub-partition (warp "
+                                                         "w of a CTA sits on sub-partition w % 4) was held for "
+                                                         "the reason; the sub-partitions of an SM sum to "
+                                                         "sm{i}.stalls")}},
     "l1": {"l1": {"requests": ("requests", "global ld/st/atom/cp.async requests sent on to L2"),
                   "hit_lines": ("lines", "128-B lines of ld.global served by L1 (the trace's per-CTA L1 model)"),
                   "miss_sectors": ("sectors", "32-B sectors requested from L2 (L1 misses, stores, cp.async)"),
@@ -195,13 +199,17 @@ ROLE_STATS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
                         "read_miss_sectors": ("sectors", "read sectors that missed to HBM"),
                         "read_bytes": ("bytes", "bytes read at the slices (lts__t reads)"),
                         "write_bytes": ("bytes", "bytes written at the slices")},
-                 "l2.s{i}": {"read_bytes": ("bytes", "bytes read at this slice (partition traffic spread evenly "
-                                            "over its slices)"),
-                             "write_bytes": ("bytes", "bytes written at this slice"),
-                             "busy_cycles": ("cycles", "busy cycles of the slice's partition server")}},
-    "hbm_channel": {"hbm.c{i}": {"read_bytes": ("bytes", "DRAM bytes read through this channel"),
-                                 "write_bytes": ("bytes", "DRAM bytes written through this channel"),
-                                 "busy_cycles": ("cycles", "busy cycles of the channel's partition server")}},
+                 "l2.p{i}": {"read_bytes": ("bytes", "bytes read at this partition's slices (ld, cp.async, "
+                                            "atomics, TMA loads; lines are split between partitions by the "
+                                            "model's rotation, not by address: no per-slice counts exist)"),
+                             "write_bytes": ("bytes", "bytes written at this partition's slices (st, TMA stores)"),
+                             "busy_cycles": ("cycles", "busy cycles of the partition's slice server"),
+                             "slices": ("slices", "slices the partition's server aggregates")}},
+    "hbm_channel": {"hbm.p{i}": {"read_bytes": ("bytes", "DRAM bytes read through this partition's channels"),
+                                 "write_bytes": ("bytes", "DRAM bytes written through this partition's channels"),
+                                 "busy_cycles": ("cycles", "busy cycles of the partition's channel server"),
+                                 "channels": ("channels", "enabled channels of the partition (no per-channel "
+                                              "counts: one server per partition)")}},
     "gx_plane": {"fabric.gx{i}": {"bytes": ("bytes", "DSM bytes carried by this GX plane"),
                                   "enabled": ("flag", "1 if the plane is enabled")}},
     "tma": {"tma": {"loads": ("transactions", "bulk tensor loads"), "stores": ("transactions", "bulk stores"),
@@ -240,7 +248,7 @@ _GROUP_STATS: dict = {}   # group name -> its stats table (memo)
 
 
 def stat_info(group: str, stat: str) -> tuple[str, str] | None:
-    """(unit, description) of statistic ``stat`` of group ``group`` (``l2.s17``, ``sm3.stalls``), or None."""
+    """(unit, description) of statistic ``stat`` of group ``group`` (``l2.p1``, ``sm3.stalls``), or None."""
     stats = _GROUP_STATS.get(group, False)
     if stats is False:
         import re

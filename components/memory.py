@@ -9,15 +9,16 @@ Model (paper III, hopper-blackwell-facts.md 2.2):
   and a crossbar response port (``fabric.xbar_bytes_per_cycle_per_sm``). An MSHR window bounds the lines in
   flight per SM (``l1.mshrs``): a request that does not fit waits for the earliest outstanding completion.
   The trace carries no L1-hit information, so sectors that are not first-touch are modelled as **L2 hits**.
-* **L2**: ``l2.slices`` slices in ``l2.partitions`` partitions. The trace has no addresses, so the address
-  hash is replaced by a deterministic per-request rotation: a request touching one or a few 128-B lines maps
-  each line to a slice by a multiplicative hash of a per-SM counter; larger requests spread their sectors
-  evenly over all slices. Because spreading is even, the slices of a partition are served by one aggregate
-  fluid server of capacity ``slices_per_partition × bytes_per_cycle_per_slice`` (converted from the L2 clock
-  to SM cycles); per-slice busy cycles are reported as partition busy / slices. An SM's near partition is
-  the one whose index equals ``sm * partitions // sm.count``; a line in the other partition pays
+* **L2**: ``l2.slices`` slices in ``l2.partitions`` partitions. The trace has no per-request addresses, so no
+  address hash is modelled (``l2.hash`` is ``rotation``): a request touching one or a few 128-B lines maps each
+  line to a partition by a multiplicative hash of a per-SM counter; larger requests spread their sectors evenly
+  over the partitions. The slices of a partition are served by one aggregate fluid server of capacity
+  ``slices_per_partition × bytes_per_cycle_per_slice`` (converted from the L2 clock to SM cycles); traffic and
+  busy cycles are counted per partition (``l2_part_read`` / ``l2_part_write``), not per slice. An SM's near
+  partition is the one whose index equals ``sm * partitions // sm.count``; a line in the other partition pays
   ``far_latency_cycles`` instead of ``near_latency_cycles``.
-* **HBM**: ``hbm.channels`` channels, split evenly between the partitions; aggregate bandwidth
+* **HBM**: ``hbm.channels`` channels, split evenly between the partitions (one server per partition; DRAM bytes
+  counted per partition, ``hbm_part_read`` / ``hbm_part_write``); aggregate bandwidth
   ``hbm.bandwidth_gb_per_s × efficiency`` converted to bytes per SM cycle; DRAM (first-touch) sectors pay the
   L2 latency of their partition plus ``hbm.latency_cycles``. Stores write their first-touch sectors back to
   DRAM (``dram_write_bytes``; the write-back consumes HBM bandwidth at store time).
@@ -189,6 +190,11 @@ class MemorySystem:
         # counters
         self.l2_read_bytes = 0
         self.l2_write_bytes = 0
+        # per partition: bytes through its slices (atomics once, as reads) and DRAM bytes through its channels
+        self.l2_part_read = [0.0] * P
+        self.l2_part_write = [0.0] * P
+        self.hbm_part_read = [0.0] * P
+        self.hbm_part_write = [0.0] * P
         self.dram_read_bytes = 0
         self.dram_write_bytes = 0
         self.requests = 0
@@ -202,10 +208,10 @@ class MemorySystem:
         # global atomics (H200 microbench atomics.cu, components/atomics.py): the slice's read-modify-write beyond
         # an L2 hit, the acquire side of .acquire / .acq_rel atomics, .gpu-scope fences (also an atomic's release
         # side), spin-lock exclusion
-        self.atom_extra = float(getattr(l2s, "atomic_extra_latency_cycles", 0.0))
-        self.atom_acquire = float(getattr(l2s, "atomic_acquire_cycles", 0.0))
-        self.fence_gpu = float(getattr(l2s, "fence_gpu_cycles", 0.0))
-        _lp = float(getattr(l2s, "lock_retry_period_cycles", 0.0))
+        self.atom_extra = float(l2s.atomic_extra_latency_cycles)
+        self.atom_acquire = float(l2s.atomic_acquire_cycles)
+        self.fence_gpu = float(l2s.fence_gpu_cycles)
+        _lp = float(l2s.lock_retry_period_cycles)
         self.locks = LockTable(_lp) if _lp > 0 else None
         # line key -> [merge window end, done, mergeable bytes, reads] (cp.async; scope "fill"), or
         # line key * 256 + gpc -> [window end, done, bytes, reads] (open lookups; scopes "gpc" / "gpu") and
@@ -264,6 +270,10 @@ class MemorySystem:
                 frac = far / lines / (P - 1)
                 lat = self.far_lat
             b = nbytes * frac
+            if write:
+                self.l2_part_write[p] += b
+            else:
+                self.l2_part_read[p] += b
             if t_end is None:
                 e = self.l2_srv[p].reserve(t, b)
             else:
@@ -279,6 +289,10 @@ class MemorySystem:
                     e = ew
             if dram_bytes:
                 db = dram_bytes * frac
+                if write:
+                    self.hbm_part_write[p] += db
+                else:
+                    self.hbm_part_read[p] += db
                 # DRAM writes cost hbm.write_cost_factor read-equivalents of channel time (bus turnaround)
                 t_in = e - (b * self.l2_srv[p].inv)
                 hs = self.hbm_srv[p]
@@ -586,9 +600,7 @@ class MemorySystem:
         }
         for p in range(self.parts):
             d[f"l2.p{p}.busy_cycles"] = self.l2_srv[p].busy
-            d[f"l2.p{p}.slice_busy_cycles"] = self.l2_srv[p].busy  # every slice of the partition equally busy
             d[f"hbm.p{p}.busy_cycles"] = self.hbm_srv[p].busy
-            d[f"hbm.p{p}.channel_busy_cycles"] = self.hbm_srv[p].busy
         d["l2.slices_per_partition"] = S
         d["hbm.channels_per_partition"] = C
         return d

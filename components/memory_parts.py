@@ -3,37 +3,22 @@ joined by the graph's links (topologies/builder.py: ``sm*.l1 -> xbar -> l2.s* ->
 :class:`~warpgraph.components.memory.MemorySystem` (the path's timing, components/memory.py docstring).
 
 One object models every graph node of its role: ``L1Port`` the 132 ``sm*.l1`` ports, ``Crossbar`` the
-per-SM response ports of ``xbar``, ``L2Slices`` the ``l2.s*`` slices (one aggregate bandwidth server per
-partition: the model spreads a request's sectors evenly over a partition's slices, so per-slice traffic is
-the partition's divided by its slices), ``HbmChannels`` the ``hbm.c*`` channels (one server per partition, the
-channels of a partition share its bandwidth evenly). The memory system binds their state lists once, so the hot
-path makes no extra calls.
+per-SM response ports of ``xbar``, ``L2Slices`` the ``l2.s*`` slices, ``HbmChannels`` the ``hbm.c*`` channels.
+The memory system binds their state lists once, so the hot path makes no extra calls.
+
+Granularity of the statistics: the functional trace carries no per-request line addresses (a request is its
+sector / line / first-touch counts: workloads/functional/memops.py ``gmem_payload``), so no address hash picks a
+slice or a channel. A partition's slices are one bandwidth server and its channels another, and a request's lines
+are split between the partitions by a deterministic rotation (:meth:`L2Slices.split`). The statistics are
+therefore per partition (``l2.p{i}``, ``hbm.p{i}``: what the model simulates); there are no per-slice or
+per-channel counts, which would only be a partition's traffic divided evenly.
 """
 from __future__ import annotations
 
 from warpgraph.components.memory import FluidServer
 from warpgraph.core.registry import register_component
 
-__all__ = ["L1Port", "Crossbar", "L2Slices", "HbmChannels", "MEMORY_STATS"]
-
-#: statistics of the memory parts: name -> (unit, description)
-MEMORY_STATS = {
-    "l1": {"requests": ("requests", "global ld/st/atom/cp.async requests reaching the L1/LSU port"),
-           "l1_hit_sectors": ("sectors", "sectors served by L1 (first-touch-free reuse inside the CTA's L1 share; "
-                              "the trace's functional L1 model)"),
-           "l1_miss_sectors": ("sectors", "sectors sent on to L2"),
-           "mshr_stall_cycles": ("cycles", "request cycles spent waiting for a free miss-status register")},
-    "xbar": {"response_bytes": ("bytes", "load data that passed the SMs' crossbar response ports"),
-             "request_bytes": ("bytes", "bytes sent from the SMs (ld/st/atom, TMA) to the L2 slices")},
-    "l2_slice": {"read_bytes": ("bytes", "bytes read at this slice (lts__t read traffic)"),
-                 "write_bytes": ("bytes", "bytes written at this slice"),
-                 "busy_cycles": ("cycles", "cycles the slice's data path was busy"),
-                 "hit_sectors": ("sectors", "sectors served from L2"),
-                 "miss_sectors": ("sectors", "sectors that missed to HBM")},
-    "hbm_channel": {"read_bytes": ("bytes", "DRAM bytes read through this channel"),
-                    "write_bytes": ("bytes", "DRAM bytes written through this channel"),
-                    "busy_cycles": ("cycles", "cycles the channel was busy")},
-}
+__all__ = ["L1Port", "Crossbar", "L2Slices", "HbmChannels"]
 
 
 @register_component(role="l1", kind="default")
@@ -103,10 +88,11 @@ class Crossbar:
 @register_component(role="l2_slice", kind="default")
 class L2Slices:
     """``l2.slices`` slices in ``l2.partitions`` partitions; a partition's slices are one aggregate fluid server of
-    ``slices_per_partition × bytes_per_cycle_per_slice`` (L2 clock converted to SM cycles). The address hash is a
-    deterministic per-request rotation (the trace has no addresses): a request of up to ``small_lines`` lines
-    hashes line by line to a partition, a larger one spreads evenly. An SM's near partition is
-    ``sm * partitions // sm.count``; far lines pay ``far_latency_cycles``."""
+    ``slices_per_partition × bytes_per_cycle_per_slice`` (L2 clock converted to SM cycles). Lines are not hashed
+    to slices (the trace has no per-request addresses; ``l2.hash`` has the one value ``rotation``): a request of
+    up to ``small_lines`` lines is split line by line between the partitions by a multiplicative hash of a per-SM
+    counter, a larger one evenly. An SM's near partition is ``sm * partitions // sm.count``; far lines pay
+    ``far_latency_cycles``."""
 
     small_lines = 8  # requests with at most this many lines hash line by line
 
@@ -149,16 +135,11 @@ class L2Slices:
         return near, True
 
     def stats(self, mem) -> dict:
-        """Per slice ``s{i}``: the partition's traffic over its slices (even spread; see the module docstring)."""
-        S = self.slices_per_part
-        out = {}
-        tot = sum(s.amount for s in self.servers) or 1.0
-        rd, wr = mem.l2_read_bytes, mem.l2_write_bytes
-        for i in range(self.slices):
-            srv = self.servers[i * self.parts // self.slices]
-            share = srv.amount / tot / S
-            out[f"s{i}"] = {"read_bytes": rd * share, "write_bytes": wr * share, "busy_cycles": srv.busy}
-        return out
+        """Per partition ``p{i}``: bytes read / written at its slices and its server's busy cycles (the
+        granularity the model has: module docstring)."""
+        return {f"p{p}": {"read_bytes": mem.l2_part_read[p], "write_bytes": mem.l2_part_write[p],
+                          "busy_cycles": srv.busy, "slices": self.slices_per_part}
+                for p, srv in enumerate(self.servers)}
 
 
 @register_component(role="hbm_channel", kind="default")
@@ -171,7 +152,7 @@ class HbmChannels:
     def __init__(self, params, n_parts: int, sm_mhz: float):
         self.params = params
         self.channels = int(params.channels)
-        en = getattr(params, "channels_enabled", None)
+        en = params.channels_enabled
         self.enabled = self.channels if en is None else int(en)
         self.latency = int(params.latency_cycles)
         self.peak_bpc = float(params.bandwidth_gb_per_s) * 1e3 / sm_mhz * self.enabled / self.channels
@@ -179,14 +160,10 @@ class HbmChannels:
         self.servers = [FluidServer(self.bpc / n_parts) for _ in range(n_parts)]
 
     def stats(self, mem) -> dict:
+        """Per partition ``p{i}``: DRAM bytes read / written through its channels, its server's busy cycles and
+        the enabled channels it has (module docstring: no per-channel counts)."""
         P = len(self.servers)
         n = self.enabled
-        per = max(1, n // P)
-        tot = sum(s.amount for s in self.servers) or 1.0
-        rd, wr = mem.dram_read_bytes, mem.dram_write_bytes
-        out = {}
-        for c in range(n):
-            srv = self.servers[min(P - 1, c * P // n)]
-            share = srv.amount / tot / per
-            out[f"c{c}"] = {"read_bytes": rd * share, "write_bytes": wr * share, "busy_cycles": srv.busy}
-        return out
+        return {f"p{p}": {"read_bytes": mem.hbm_part_read[p], "write_bytes": mem.hbm_part_write[p],
+                          "busy_cycles": srv.busy, "channels": (p + 1) * n // P - p * n // P}
+                for p, srv in enumerate(self.servers)}

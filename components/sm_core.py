@@ -174,7 +174,7 @@ class _Warp:
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
                  "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
-                 "wake", "gack", "hot")
+                 "wake", "gack", "stall", "hot")
 
 
 def _split_groups(stream_of, cta: int, wpc: int):
@@ -224,6 +224,9 @@ class SMCore:
         self.spst = [[[0] * len(PIPES) + [0.0] for _ in range(nsp)] for _ in range(cfg.n_sms)]
         self.window = int(cfg.window)
         self.sm_stall = [[0] * S.NREASONS for _ in range(cfg.n_sms)]   # per SM, per stall reason (warp-cycles)
+        # per SM, per sub-partition, per stall reason: a bundle's counts (``_Warp.stall``, charged by ``_step``)
+        # are split over its warps' sub-partitions when it exits (``_fold_stalls``)
+        self.sp_stall = [[[0] * S.NREASONS for _ in range(nsp)] for _ in range(cfg.n_sms)]
         self.issued = 0
         self.ptx_issued = 0
         self.warps: dict[int, _Warp] = {}
@@ -370,7 +373,8 @@ class SMCore:
             W.rr = [0] * nregs
             W.rk = [S.WAIT] * nregs
             # what SMCore._step reads on entry (constant while the bundle lives)
-            W.hot = (self.sm_stall[sm], W.spl, W.spk, W.spl[0] if len(W.spl) == 1 else None, W.spk[0][1], W.kmax,
+            W.stall = [0] * S.NREASONS     # the bundle's stall counts, folded into its SM's by _fold_stalls
+            W.hot = (W.stall, W.spl, W.spk, W.spl[0] if len(W.spl) == 1 else None, W.spk[0][1], W.kmax,
                      W.nsx, m, W.pcs, W.rr, W.rk, W.n)
             W.launch = t
             W.t = t
@@ -453,6 +457,32 @@ class SMCore:
             self.sm_evt[sm] = t
             self.eng.schedule(t, self._run_sm, sm, prio=1 + sm)
 
+    def _fold_stalls(self, W: _Warp) -> None:
+        """Add the exiting bundle's stall counts to its SM's and to its warps' sub-partitions': every count
+        ``_step`` charges is per warp of the bundle (cycles x m, or the turn-taking ``c x m x (kmax-1)``), so a
+        sub-partition holding k of the m warps gets k/m of it (the remainder of an uneven split goes to the
+        first sub-partition: the per-SM sum is exact)."""
+        row = W.stall
+        sm_row = self.sm_stall[W.sm]
+        sp_rows = self.sp_stall[W.sm]
+        m = W.m
+        cnt: dict[int, int] = {}
+        for s in W.sps:
+            cnt[s] = cnt.get(s, 0) + 1
+        first = W.sps[0]
+        for r, v in enumerate(row):
+            if v:
+                sm_row[r] += v
+                if m == 1:
+                    sp_rows[first][r] += v
+                    continue
+                rest = v
+                for s, k in cnt.items():
+                    x = v * k // m
+                    sp_rows[s][r] += x
+                    rest -= x
+                sp_rows[first][r] += rest
+
     def _warp_exit(self, W: _Warp, t_exit: int) -> None:
         W.done = True
         W.exit_t = t_exit
@@ -465,6 +495,7 @@ class SMCore:
         self.issued += W.issued * m
         self.ptx_issued += W.ptx * m
         self.sm_issued[W.sm] += W.issued * m
+        self._fold_stalls(W)
         self.smb[W.sm].remove(W)
         cta = W.cta
         if t_exit > self.cta_end[cta]:

@@ -35,7 +35,7 @@ _TIMING_KEYS = {"policy": str, "n_sms": int, "registers": int, "shared_bytes": i
 #: valid ranges / choices of the runner knobs and the SASS issue-slot overrides (checked before simulating)
 _TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0, 1 << 24), "window": (0, 1 << 30),
                   "partition_window": (1, 1 << 20)}
-_TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto", "standin"), "partition": ("gpc", "cpc", "gpu")}
+_TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto",), "partition": ("gpc", "cpc", "gpu")}
 _SASS_RANGE = (0, 1 << 16)
 
 

@@ -46,8 +46,6 @@ _UNIT = {
     "TENSOR": (P_TENSOR, "tensor", S.WAIT), "TMA": (P_UNIFORM, "misc", S.WAIT),
     "SYNC": (P_MIO, "sync", S.SHORT_SCOREBOARD), "MISC": (P_ALU, "misc", S.WAIT), "NONE": (P_ALU, "misc", S.WAIT),
 }
-_DEFAULT_LAT = {"int": (4, 2), "fp32": (4, 1), "fp16": (4, 1), "fp64": (8, 2), "sfu": (21, 8), "cvt": (14, 4),
-                "branch": (4, 1), "mio": (23, 2), "lsu": (4, 1), "tensor": (24, 6), "sync": (4, 1), "misc": (4, 1)}
 _KIND_OP = {
     "ALU": C.OP_ALU, "BRANCH": C.OP_BRANCH, "EXIT": C.OP_EXIT, "LD_GLOBAL": C.OP_LDG, "ST_GLOBAL": C.OP_STG,
     "ATOM_GLOBAL": C.OP_LDG, "LD_SHARED": C.OP_LDS, "ST_SHARED": C.OP_STS, "ATOM_SHARED": C.OP_LDS,
@@ -69,12 +67,36 @@ _GLOBAL_OPN = {"LD_GLOBAL": "ld", "ATOM_GLOBAL": "atom", "LD_LOCAL": "ld", "ST_G
                "CP_ASYNC": "cp_async"}
 
 
+_DEFAULT_SPEC = None
+
+
+def _typed(spec):
+    """``spec`` (an ArchSpec), or for None the schema's defaults (topologies/schema.py: one default per parameter,
+    read from the typed sections, never re-stated here)."""
+    global _DEFAULT_SPEC
+    if spec is not None:
+        return spec
+    if _DEFAULT_SPEC is None:
+        from warpgraph.topologies.schema import ArchSpec
+
+        _DEFAULT_SPEC = ArchSpec(name="schema defaults")
+    return _DEFAULT_SPEC
+
+
 def _unit_timing(spec, key):
-    d = _DEFAULT_LAT[key]
-    u = sget(spec, f"latencies.{key}", None)
-    if u is None:
-        return d
-    return int(sget(u, "latency_cycles", d[0])), int(sget(u, "interval_cycles", d[1]))
+    u = getattr(spec.latencies, key)
+    return int(u.latency_cycles), int(u.interval_cycles)
+
+
+def _tc_param(spec, name: str, kind: str):
+    """A tensor-core parameter only some variants have (tcgen05's): a clear error naming the variant if the
+    program needs it and the spec's variant lacks it."""
+    tc = spec.tensor_core
+    v = getattr(tc, name, None)
+    if v is None:
+        raise SimulationError(f"the program has {kind} instructions but tensor_core.kind={tc.kind!r} has no "
+                              f"{name}", hint="an architecture whose tensor_core.kind is tcgen05 (e.g. b200)")
+    return v
 
 
 def _name(e) -> str:
@@ -90,16 +112,19 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
     from warpgraph.workloads.sass import guided_costs
 
     insts = program.instructions
-    guided, guided_tool = guided_costs(program, record, str(sget(spec, "sm.isa", "sm_90a")), sass_overrides)
+    spec = _typed(spec)
+    guided, guided_tool = guided_costs(program, record, str(spec.sm.isa), sass_overrides)
     nregs = len(program.reg_names)
     T = StaticTables(len(insts), nregs)
-    mem_lat = int(sget(spec, "l2.near_latency_cycles", 258)) + int(sget(spec, "hbm.latency_cycles", 298))
-    smem_lat = int(sget(spec, "shared_memory.latency_cycles", 29))
-    ld_param = int(sget(spec, "latencies.ld_param_cycles", 30))
-    clock_lat = int(sget(spec, "latencies.clock_read_cycles", 6))
-    try_wait = int(sget(spec, "mbarrier.try_wait_cycles", 42))
-    test_wait = int(sget(spec, "mbarrier.test_wait_cycles", 42))
-    arrive = int(sget(spec, "mbarrier.arrive_cycles", 29))
+    mem_lat = int(spec.l2.near_latency_cycles) + int(spec.hbm.latency_cycles)
+    smem_lat = int(spec.shared_memory.latency_cycles)
+    lat_s = spec.latencies
+    ld_param = int(lat_s.ld_param_cycles)
+    clock_lat = int(lat_s.clock_read_cycles)
+    mb = spec.mbarrier
+    try_wait = int(mb.try_wait_cycles)
+    test_wait = int(mb.test_wait_cycles)
+    arrive = int(mb.arrive_cycles)
     for ins in insts:
         i = ins.index
         kind = _name(ins.kind)
@@ -156,14 +181,14 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
         elif kind.startswith("TC05_"):   # tcgen05 block
             pipe, ii, rsn = (P_MIO if kind in ("TC05_LD", "TC05_ST") else P_UNIFORM), 1, S.SHORT_SCOREBOARD
             if kind == "TC05_MMA":
-                ii = int(sget(spec, "tensor_core.mma_issue_interval_cycles", 1))
-                lat = int(sget(spec, "tensor_core.min_latency_cycles", 11))
+                ii = int(_tc_param(spec, "mma_issue_interval_cycles", "tcgen05.mma"))
+                lat = int(_tc_param(spec, "min_latency_cycles", "tcgen05.mma"))
             elif kind == "TC05_COMMIT":
                 lat = arrive
             elif kind in ("TC05_LD", "TC05_ST", "TC05_CP", "TC05_SHIFT"):
-                lat = int(sget(spec, "tensor_core.tmem.ld_latency_cycles", smem_lat))
+                lat = int(_tc_param(spec, "tmem", "tcgen05.ld / st / cp").ld_latency_cycles)
             elif kind in ("TC05_ALLOC", "TC05_DEALLOC"):
-                lat = int(sget(spec, "tensor_core.tmem.alloc_cycles", 20))
+                lat = int(_tc_param(spec, "tmem", "tcgen05.alloc").alloc_cycles)
             else:
                 lat = 1
         elif kind == "CLOCK":
@@ -253,23 +278,24 @@ def _is_membar_gpu(ins) -> bool:
 
 
 def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> CoreConfig:
-    sched = sget(spec, "subpartition.scheduler", None)
-    pol = policy or (sget(sched, "policy", "gto") if sched is not None else "gto")
+    """The SM core's configuration from the spec's typed sections (None: the schema's defaults)."""
+    spec = _typed(spec)
+    lat, cs = spec.latencies, spec.cta_scheduler
     return CoreConfig(
-        n_sms=int(n_sms or sget(spec, "sm.count", 132)),
-        subpartitions=int(sget(spec, "sm.subpartitions", 4)),
-        policy=str(pol),
-        max_warps_per_sm=int(sget(spec, "sm.max_warps", 64)),
-        bar_latency=int(sget(spec, "latencies.bar_sync_release_cycles", 20)),
-        membar_gpu=int(sget(spec, "latencies.membar_gpu_cycles", 0)),
-        membar_drain=int(sget(spec, "latencies.membar_drain_cycles", 0)),
-        branch_latency=int(sget(spec, "latencies.branch.latency_cycles", 4)) // 2,
-        launch_latency=int(sget(spec, "cta_scheduler.launch_latency_cycles", 100)),
-        initial_launch_latency=int(sget(spec, "cta_scheduler.kernel_launch_latency_cycles", 0)),
-        dispatch_interval=int(sget(spec, "cta_scheduler.dispatch_cycles_per_cta", 0)),
-        poll_latency=int(sget(spec, "mbarrier.try_wait_cycles", 42)),
-        l1_hit_latency=int(sget(spec, "l1.hit_latency_cycles", 33)),
-        l1_tag_cycles_per_line=float(sget(spec, "l1.tag_cycles_per_line", 0.0)),
+        n_sms=int(n_sms or spec.sm.count),
+        subpartitions=int(spec.sm.subpartitions),
+        policy=str(policy or spec.subpartition.scheduler.policy),
+        max_warps_per_sm=int(spec.sm.max_warps),
+        bar_latency=int(lat.bar_sync_release_cycles),
+        membar_gpu=int(lat.membar_gpu_cycles),
+        membar_drain=int(lat.membar_drain_cycles),
+        branch_latency=int(lat.branch.latency_cycles) // 2,
+        launch_latency=int(cs.launch_latency_cycles),
+        initial_launch_latency=int(cs.kernel_launch_latency_cycles),
+        dispatch_interval=int(cs.dispatch_cycles_per_cta),
+        poll_latency=int(spec.mbarrier.try_wait_cycles),
+        l1_hit_latency=int(spec.l1.hit_latency_cycles),
+        l1_tag_cycles_per_line=float(spec.l1.tag_cycles_per_line),
     )
 
 
@@ -281,7 +307,7 @@ def registers_per_thread(program, record=None, spec=None) -> tuple[int, str]:
     hardware measurement (``measured.json``) is never read."""
     from warpgraph.workloads.compiled import compiled_facts
 
-    isa = str(sget(spec, "sm.isa", "sm_90a"))
+    isa = str(_typed(spec).sm.isa)
     facts, src = compiled_facts(record, isa)
     if facts is not None:
         return int(facts.registers_per_thread), f"ptxas: {src}"
@@ -606,13 +632,13 @@ def sm_occupancy(spec, program, record=None, *, threads_per_cta: int, registers:
     return occupancy(
         threads_per_cta=threads_per_cta, registers_per_thread=regs, registers_source=regs_src,
         smem_per_cta_bytes=shared_bytes,
-        max_warps_per_sm=int(sget(spec, "sm.max_warps", 64)), max_threads_per_sm=int(sget(spec, "sm.max_threads", 2048)),
-        max_ctas_per_sm=int(sget(spec, "sm.max_ctas", 32)), registers_per_sm=int(sget(spec, "sm.registers", 65536)),
-        reg_alloc_unit=int(sget(spec, "sm.register_alloc_unit", 256)),
-        max_registers_per_thread=int(sget(spec, "sm.max_registers_per_thread", 255)),
-        smem_per_sm_bytes=int(sget(spec, "sm.shared_memory_bytes", 233472)),
-        max_smem_per_cta_bytes=int(sget(spec, "sm.max_shared_per_cta_bytes", 232448)),
-        reserved_smem_per_cta_bytes=int(sget(spec, "sm.shared_reserved_per_cta_bytes", 1024)),
+        max_warps_per_sm=int(_typed(spec).sm.max_warps), max_threads_per_sm=int(_typed(spec).sm.max_threads),
+        max_ctas_per_sm=int(_typed(spec).sm.max_ctas), registers_per_sm=int(_typed(spec).sm.registers),
+        reg_alloc_unit=int(_typed(spec).sm.register_alloc_unit),
+        max_registers_per_thread=int(_typed(spec).sm.max_registers_per_thread),
+        smem_per_sm_bytes=int(_typed(spec).sm.shared_memory_bytes),
+        max_smem_per_cta_bytes=int(_typed(spec).sm.max_shared_per_cta_bytes),
+        reserved_smem_per_cta_bytes=int(_typed(spec).sm.shared_reserved_per_cta_bytes),
     )
 
 
@@ -623,12 +649,12 @@ def l1_bytes_per_cta(spec, occ) -> int:
     cache": 0, 8, 16, 32, 64, 100, 132, 164, 196, 228 KB); without the list the carveout is exactly what the CTAs use."""
     need = int(occ.ctas_per_sm) * int(occ.smem_per_cta_bytes) if occ.smem_per_cta_bytes > 0 else 0
     carve = need
-    opts = sget(spec, "sm.shared_carveouts_kib", None)
+    opts = _typed(spec).sm.shared_carveouts_kib
     if opts:
         fit = [int(k) * 1024 for k in opts if int(k) * 1024 >= need]
         if fit:
             carve = min(fit)
-    free = int(sget(spec, "sm.unified_l1_shared_bytes", 262144)) - carve
+    free = int(_typed(spec).sm.unified_l1_shared_bytes) - carve
     return max(0, free // max(1, int(occ.ctas_per_sm)))
 
 
@@ -652,7 +678,7 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
                        shared_bytes=shared_bytes)
     if window is not None:
         cfg.window = int(window)
-    eng = Engine(ClockDomain("sm", float(sget(spec, "clocks.sm_mhz", 1755.0))))
+    eng = Engine(ClockDomain("sm", float(_typed(spec).clocks.sm_mhz)))
     mem, smem, tma, mbar, tc, unit_names, machine = build_units(spec, eng, units)
     if machine is not None and policy is None:
         cfg.policy = machine.policy
@@ -737,7 +763,7 @@ def _attach_clusters(core, sched, trace, spec, machine, record) -> None:
         from warpgraph.components.dsm import DsmFabric
         dsm = DsmFabric(spec)
     members = cluster_members(trace.grid, shape) if shape != (1, 1, 1) else []
-    lat = int(sget(spec, "fabric.cluster_barrier_latency_cycles", 0))
+    lat = int(_typed(spec).fabric.cluster_barrier_latency_cycles)
     core.attach_clusters(members, dsm, lat)
     place_clusters(sched, trace, spec, record, core.cfg.n_sms)
 
@@ -753,7 +779,8 @@ def place_clusters(sched, trace, spec, record, n_sms: int) -> None:
         fab = getattr(spec, "fabric", None)
         gpc = gpc_of_sms(fab, n_sms) if fab is not None else [0] * n_sms
         npc = bool(getattr(record, "non_portable_cluster_size", False))
-        mx = int(sget(spec, "fabric.max_cluster_size" if npc else "fabric.max_portable_cluster_size", 16 if npc else 8))
+        fab_s = _typed(spec).fabric
+        mx = int(fab_s.max_cluster_size if npc else fab_s.max_portable_cluster_size)
         sched.set_clusters(members, gpc, max_cluster_size=mx,
                            location=f"{getattr(record, 'name', 'record')} (cluster {list(shape)})")
 
@@ -768,7 +795,7 @@ def _attach_recorder(rec, core, units, cfg, spec, trace, assignment, occ) -> Non
         rec.sms = frozenset(sms)
     rec.begin_launch(name=getattr(trace.program, "name", ""), n_ctas=trace.n_ctas,
                      warps_per_cta=trace.warps_per_cta, n_sms=cfg.n_sms, subpartitions=cfg.subpartitions,
-                     clock_mhz=float(sget(spec, "clocks.sm_mhz", 1755.0)), reason_names=S.STALL_NAMES,
+                     clock_mhz=float(_typed(spec).clocks.sm_mhz), reason_names=S.STALL_NAMES,
                      ctas_per_sm=occ.ctas_per_sm)
     core.set_recorder(rec)
     mem, smem, tma, mbar, tc = units
@@ -782,7 +809,8 @@ def _attach_recorder(rec, core, units, cfg, spec, trace, assignment, occ) -> Non
 
 def _component_stats(st: Stats, core, machine) -> None:
     """Statistics per graph component (components/interfaces.py ROLE_STATS: units, descriptions): L1, crossbar,
-    L2 (hit / miss, per slice), HBM per channel, GX planes, per-SM stall counts; annotates every known row."""
+    L2 (hit / miss; bytes and busy cycles per partition), HBM per partition, GX planes, per-SM and
+    per-sub-partition stall counts; annotates every known row."""
     from warpgraph.components.interfaces import stat_info
 
     if machine is not None:
@@ -814,12 +842,19 @@ def _component_stats(st: Stats, core, machine) -> None:
             gs = st.group(f"fabric.gx{p.plane}")
             gs.set("bytes", dsm.get(f"gx{p.plane}.bytes", 0))
             gs.set("enabled", int(p.enabled))
+    sp_stall = getattr(core, "sp_stall", None)
     for sm, row in enumerate(core.sm_stall):
         if any(row):
             g = st.group(f"sm{sm}.stalls")
             for k, nme in enumerate(S.STALL_NAMES):
                 if row[k] and k != S.SELECTED:
                     g.set(nme, row[k])
+            for sp, srow in enumerate(sp_stall[sm] if sp_stall is not None else ()):
+                if any(srow):
+                    g = st.group(f"sm{sm}.sp{sp}.stalls")
+                    for k, nme in enumerate(S.STALL_NAMES):
+                        if srow[k] and k != S.SELECTED:
+                            g.set(nme, srow[k])
     for c, s_, _ in st.rows():
         info = stat_info(c, s_)
         if info is not None:
@@ -865,6 +900,7 @@ def _outcome(core: SMCore, eng, cfg, occ, tables, units, unit_names, wall, spec)
     dram_w = _find(ms, "dram_write_bytes", "write_bytes")
     l2b = _find(ms, "l2_bytes", "bytes")
     tcs = _unit_stats(tc)
+    # the mma_sync-only variant (rtx5090) declares no dense peak: utilisation is against Hopper's 4096 there
     rate = float(sget(spec, "tensor_core.dense_fp16_flop_per_cycle_per_sm", 4096))
     flops = core.wgmma_flops + core.mma_flops
     tensor_util = 100.0 * flops / (rate * cfg.n_sms * cycles) if cycles else 0.0

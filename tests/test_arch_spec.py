@@ -74,8 +74,8 @@ def test_extends_path_null_delete_and_variant_replacement(tmp_path):
 
 
 def test_overrides_dict_and_list():
-    a = load_arch("h200", {"tma.admission_depth": 8, "l2.hash": "modulo"})
-    assert a.tma.admission_depth == 8 and a.l2.hash == "modulo"
+    a = load_arch("h200", {"tma.admission_depth": 8, "l2.coalesce_scope": "gpu"})
+    assert a.tma.admission_depth == 8 and a.l2.coalesce_scope == "gpu"
     b = load_arch("h200", ["tma.admission_depth=8", "tma.oob_reads_reach_l2=false", "subpartition.scheduler.policy=lrr",
                            "tensor_core.mma_sync.f16.m16n8k16.issue_gap_cycles=9"])
     assert b.tma.admission_depth == 8 and b.tma.oob_reads_reach_l2 is False

@@ -327,8 +327,10 @@ class L2Spec(Section):
     near_latency_cycles: Cycles = 258
     far_latency_cycles: Cycles = 414
     bytes_per_cycle_per_slice: PosInt = 32
-    hash: Literal["ipoly", "modulo"] = "ipoly"
-    mshrs_per_slice: Annotated[int, Field(gt=0, le=1 << 16)] = 96
+    hash: str = Field("rotation", description="how a request's lines are split between the L2 partitions: "
+                      "'rotation', the only model (a deterministic per-SM rotation, components/memory_parts.py "
+                      "L2Slices.split); the trace carries no per-request addresses, so no address hash (IPOLY, "
+                      "modulo) is modelled")
     reuse_capacity_bytes: Bytes | None = Field(None, description="capacity an LRU over 128-B lines must have to "
                                                 "reproduce measured reuse and dirty write-back (None = size_bytes)")
     fill_store_gb_per_s: PosFloat | None = Field(
@@ -355,6 +357,16 @@ class L2Spec(Section):
                                             "took a lock word, released by the holder CTA's next atomic on it): "
                                             "waiters retry this often, so a released lock is taken period / "
                                             "(waiters + 1) later on average (0: locks not modelled)")
+
+    @field_validator("hash")
+    @classmethod
+    def _hash(cls, v):
+        if v != "rotation":
+            raise ValueError(f"hash={v!r} is not modelled: the timing model does not hash line addresses to L2 "
+                             "slices (the functional trace carries no per-request addresses); lines are split "
+                             "between the partitions by a deterministic rotation, so this value would be ignored. "
+                             "Remove the key (its one value is 'rotation')")
+        return v
 
     @model_validator(mode="after")
     def _check(self):
