@@ -26,9 +26,11 @@ bundle, the per-warp model):
 * Sync points: ``bar.sync`` (CTA barrier with counts), mbarrier waits (the unit says when the phase completes,
   or wakes the warp later), ``wgmma``/``cp.async``/bulk groups, all as "hold" times or pending registers.
   Pending (unknown) times are ``INF``; a warp whose next instruction needs an INF value parks until woken.
-* Stall accounting (Nsight Compute names, components/stalls.py): when a warp issues at ``tt`` and its
-  previous issue slot ended at ``tlast``, the cycles ``tlast+1 .. tt-1`` are charged in the order
-  hold reason (barrier, gmma, branch...) -> scoreboard reason -> pipe throttle -> not_selected.
+* Stall accounting (Nsight Compute definitions, components/stalls.py): when a bundle issues at ``tt``, each
+  of its warps is charged from the end of its own previous issue (``c`` after the bundle's, which took
+  ``c * kmax`` slots) to ``tt``, in the order hold reason (barrier, gmma, branch...) -> register wait (its
+  scoreboard reason) -> ``wait`` for the warp's own use of the same fixed-latency pipe (``OWN_WAIT``: ptxas's
+  stall count) -> pipe throttle for a pipe another warp holds beyond the issue slot -> not_selected.
 
 The core knows nothing about PTX: the runner lowers each static instruction to the integer tables of
 :class:`StaticTables` (op class, SASS cost, pipe, initiation interval, latency, dependence registers...).
@@ -43,7 +45,7 @@ from warpgraph.core.errors import SimulationError
 from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
 
-__all__ = ["StaticTables", "CoreConfig", "SMCore", "Group", "INF", "OPS", "PIPES", "PIPE_THROTTLE"]
+__all__ = ["StaticTables", "CoreConfig", "SMCore", "Group", "INF", "OPS", "PIPES", "PIPE_THROTTLE", "OWN_WAIT"]
 
 INF = 1 << 62
 
@@ -81,10 +83,14 @@ OPS = OPS + ("MEMBAR",)
 PIPES = ("issue", "fma", "alu", "fp16", "fp64", "sfu", "mio", "lsu", "tensor", "cbu", "uniform")
 (P_ISSUE, P_FMA, P_ALU, P_FP16, P_FP64, P_SFU, P_MIO, P_LSU, P_TENSOR, P_CBU, P_UNIFORM) = range(len(PIPES))
 _RFD = len(PIPES)  # index of the register-file debt slot in a sub-partition state list
+#: stall reason of a warp whose next instruction's pipe is held by another warp (stalls.py: math_pipe_throttle
+#: for the sub-partition's own math pipes; the SFU / XU, shared memory and uniform ops queue for the MIO)
 PIPE_THROTTLE = (S.NOT_SELECTED, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE,
-                 S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.MIO_THROTTLE, S.LG_THROTTLE,
+                 S.MATH_PIPE_THROTTLE, S.MIO_THROTTLE, S.MIO_THROTTLE, S.LG_THROTTLE,
                  S.MATH_PIPE_THROTTLE, S.MISC, S.MIO_THROTTLE)
 _WAIT, _NOT_SELECTED = S.WAIT, S.NOT_SELECTED    # module constants the hot loop reads (one global load each)
+#: fixed-latency pipes: ptxas covers a warp's own back-to-back use of them with the stall count (``wait``)
+OWN_WAIT = tuple(p in (P_FMA, P_ALU, P_FP16, P_FP64, P_TENSOR) for p in range(len(PIPES)))
 
 
 def _retire_groups(grp: list, nallow: int) -> int:
@@ -170,7 +176,7 @@ class Group:
 class _Warp:
     """A bundle of ``m`` warps of one CTA replayed as one entity (``m == 1``: a plain warp)."""
 
-    __slots__ = ("g", "gs", "cta", "w", "ws", "m", "sm", "sp", "sps", "spl", "spk", "kmax", "nsx", "wgp", "pcs",
+    __slots__ = ("g", "gs", "cta", "w", "ws", "m", "sm", "sp", "sps", "spl", "spk", "kmax", "wgp", "pcs",
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
                  "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
@@ -361,7 +367,6 @@ class SMCore:
                 W.spk = [(spst_sm[s], k) for s, k in sorted(cnt.items())]
             W.spl = [s for s, _ in W.spk]
             W.kmax = max(k for _, k in W.spk)
-            W.nsx = m * (W.kmax - 1)
             wg: dict[int, int] = {}
             for w in ws:
                 wg[w >> 2] = wg.get(w >> 2, 0) + 1
@@ -375,7 +380,7 @@ class SMCore:
             # what SMCore._step reads on entry (constant while the bundle lives)
             W.stall = [0] * S.NREASONS     # the bundle's stall counts, folded into its SM's by _fold_stalls
             W.hot = (W.stall, W.spl, W.spk, W.spl[0] if len(W.spl) == 1 else None, W.spk[0][1], W.kmax,
-                     W.nsx, m, W.pcs, W.rr, W.rk, W.n)
+                     m, W.pcs, W.rr, W.rk, W.n)
             W.launch = t
             W.t = t
             W.tlast = t - 1
@@ -427,10 +432,13 @@ class SMCore:
         meta.setdefault("warp_labels", {})[W.g] = lab
         meta.setdefault("issue_weight", {})[W.g] = len(set(W.sps))
 
-    def _trace_stalls(self, W: _Warp, c0: int, tt: int, ht: int, td: int, rd: int, tp: int, ts: int,
+    def _trace_stalls(self, W: _Warp, c0: int, tt: int, ht: int, td: int, rd: int, ow: int, tp: int, ts: int,
                       p: int) -> None:
-        """The stall slices of ``[c0, tt)``, split exactly as the stall counters are charged in ``_step``."""
+        """The stall slices of ``[c0, tt)`` (the bundle's lane: from the end of its issue slots), split at the
+        same boundaries as the stall counters in ``_step`` (which count each warp from its own issue)."""
         rec, sm, g = self.rec, W.sm, W.g
+        if tt <= c0:
+            return
         if ht > c0:
             x = ht if ht < tt else tt
             rec.warp_stall(sm, g, c0, x, W.hold_r)
@@ -438,6 +446,10 @@ class SMCore:
         if td > c0:
             x = td if td < tt else tt
             rec.warp_stall(sm, g, c0, x, rd)
+            c0 = x
+        if ow > c0:
+            x = ow if ow < tt else tt
+            rec.warp_stall(sm, g, c0, x, S.WAIT)
             c0 = x
         if tp > c0 and tp > ts:
             x = tp if tp < tt else tt
@@ -694,7 +706,7 @@ class SMCore:
         T = self.T
         OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN, lrr, gap, opc, tcf, tcb, tcu = self._hot
         # the bundle's constants (_launch_cta): sq is its one (merged) sub-partition state (no loops below) or None
-        stall, spl, spk, sq, k1, kmax, nsx, m, pcs, rr, rk, n = W.hot
+        stall, spl, spk, sq, k1, kmax, m, pcs, rr, rk, n = W.hot
         pos = W.pos
         t = W.t
         tlast = W.tlast
@@ -786,11 +798,36 @@ class SMCore:
                         W.prio = mp
                         W.st = tt
                         return
-            # ---- issue at tt: charge the stall cycles tlast+1 .. tt-1 (per warp of the bundle) ----
+            # ---- issue at tt: charge each warp's stall cycles since its own previous issue (stalls.py) ----
             c0 = tlast + 1
+            ow = 0
+            if kmax > 1 or (tp > c0 and OWN_WAIT[p]):
+                # the warp's previous issue: the last instruction before pos that ptxas did not fold. Of a
+                # bundle's c*kmax slots each warp issued c, so its stall began c after the bundle's issue; its
+                # own occupancy of the same pipe is covered by the compiler's stall count (ow: wait)
+                j = pos - 1
+                while j >= 0 and OP[pcs[j]] == OP_FREE:
+                    j -= 1
+                if j >= 0:
+                    x = COST[pcs[j]]
+                    if x:
+                        c0 -= x * (kmax - 1)
+                        if OWN_WAIT[p] and PIPE[pcs[j]] == p:
+                            ow = c0 + x * (II[pcs[j]] - 1)
+                if gap[op] == 2 and W.mma_next > ow:
+                    ow = W.mma_next     # the warp's own mma.sync issue interval
+                if c0 < t and i >= 0:
+                    # the register wait as the warp sees it (td above starts at the bundle's slot end t)
+                    td = c0
+                    rd = S.WAIT
+                    for r in DEPS[i]:
+                        x = rr[r]
+                        if x > td:
+                            td = x
+                            rd = rk[r]
             if tt > c0:
                 if rec_on:
-                    self._trace_stalls(W, c0, tt, ht, td, rd, tp, ts, p)
+                    self._trace_stalls(W, tlast + 1, tt, ht, td, rd, ow, tp, ts, p)
                 if ht > c0:
                     x = ht if ht < tt else tt
                     stall[W.hold_r] += (x - c0) * m
@@ -798,6 +835,10 @@ class SMCore:
                 if td > c0:
                     x = td if td < tt else tt
                     stall[rd] += (x - c0) * m
+                    c0 = x
+                if ow > c0:
+                    x = ow if ow < tt else tt
+                    stall[S.WAIT] += (x - c0) * m
                     c0 = x
                 if tp > c0 and tp > ts:
                     # the pipe binds beyond the issue slot: throttle (else another warp holds the slot)
@@ -838,9 +879,6 @@ class SMCore:
                         s[0] = tt + c * k
                         if p:
                             s[p] = tt + c * k * ii
-                if nsx:
-                    # the bundle's warps on one sub-partition take turns: each waits (k-1)·c per instruction
-                    stall[_NOT_SELECTED] += c * nsx
                 t = tt + c * kmax
                 tlast = t - 1
                 if rec_on:
@@ -869,6 +907,9 @@ class SMCore:
             pos += 1
             if op == OP_EXIT:
                 te = t if t > W.st_ack else W.st_ack
+                if c and kmax > 1:
+                    # each warp's EXIT took c of the bundle's c*kmax slots: it waits out the rest
+                    stall[S.DRAIN if te > t else S.NOT_SELECTED] += c * (kmax - 1) * m
                 if te > t:
                     stall[S.DRAIN] += (te - t) * m
                 if rec_on:
