@@ -183,6 +183,24 @@ class _Warp:
                  "wake", "gack", "stall", "hot")
 
 
+class _WgSplit:
+    """wgmma state of a bundle that holds only part of a warpgroup (its other warps run other code, e.g. an
+    ``if (tid == 0)`` producer): its ops complete only after the warpgroup's last warp issued them (``_wgmma``).
+    ``pend``: op ordinal -> [warpgroups not yet issued by all their warps, latest completion known];
+    ``done``: resolved pending ops -> completion; ``open_p`` / ``gp``: latest pending ordinal of the open group /
+    of each committed group (parallel to ``_Warp.wg_groups``, -1: none); ``wait``: (ordinal, finite hold) of a
+    ``wgmma.wait_group`` parked on a pending op."""
+
+    __slots__ = ("pend", "done", "open_p", "gp", "wait")
+
+    def __init__(self):
+        self.pend: dict[int, list] = {}
+        self.done: dict[int, int] = {}
+        self.open_p = -1
+        self.gp: list[int] = []
+        self.wait = None
+
+
 def _split_groups(stream_of, cta: int, wpc: int):
     """Per-warp groups of a CTA (the ``bundle=False`` model and the fallback when no ``groups_of`` is given)."""
     out = []
@@ -248,6 +266,7 @@ class SMCore:
         self.sm_running = -1
         self.sm_events = 0
         self.wg_cache: dict = {}
+        self.wg_st: dict[int, _WgSplit] = {}   # bundle -> its split-warpgroup wgmma state (see _WgSplit)
         self.sm_res_ctas = [0] * cfg.n_sms
         self.sm_active_since = [0] * cfg.n_sms
         self.sm_active_cycles = [0] * cfg.n_sms
@@ -371,6 +390,8 @@ class SMCore:
             for w in ws:
                 wg[w >> 2] = wg.get(w >> 2, 0) + 1
             W.wgp = [(x, k, min(4, wpc - 4 * x)) for x, k in sorted(wg.items())]
+            if any(k < size for _, k, size in W.wgp):
+                self.wg_st[W.g] = _WgSplit()
             W.pcs = G.pcs
             W.n = len(W.pcs)
             W.pos = 0
@@ -541,6 +562,8 @@ class SMCore:
             cw = self.cta_warps.get(cta)
             self.rec.cta(sm, cta, cw[0].launch if cw else t, t)
         for W in self.cta_warps.pop(cta):
+            if self.wg_st:
+                self.wg_st.pop(W.g, None)
             self.warps.pop(W.g, None)
         self.cta_live.pop(cta, None)
         self.cta_end.pop(cta, None)
@@ -1112,13 +1135,20 @@ class SMCore:
             elif op == OP_WGMMA_COMMIT:
                 W.wg_groups.append(W.wg_open)
                 W.wg_open = 0
+                if self.wg_st and W.g in self.wg_st:
+                    st = self.wg_st[W.g]
+                    st.gp.append(st.open_p)
+                    st.open_p = -1
             elif op == OP_WGMMA_WAIT:
                 nallow = W.a0[k]
-                grp = W.wg_groups
-                if W.wg_open:  # wgmmas not committed yet count as a group (conservative)
-                    grp.append(W.wg_open)
-                    W.wg_open = 0
-                h = _retire_groups(grp, nallow)
+                if self.wg_st and W.g in self.wg_st:
+                    h = self._wg_wait_split(W, nallow)   # INF: parked until the warpgroup's last warp issues
+                else:
+                    grp = W.wg_groups
+                    if W.wg_open:  # wgmmas not committed yet count as a group (conservative)
+                        grp.append(W.wg_open)
+                        W.wg_open = 0
+                    h = _retire_groups(grp, nallow)
                 if h > tt + 1:
                     W.hold_t = h
                     W.hold_r = S.GMMA
@@ -1471,9 +1501,15 @@ class SMCore:
             self._cbar_try(ci, ph, t)
 
     def _wgmma(self, W: _Warp, tt: int, flops: int, smem_bytes: int, n: int, a_regs: int):
-        """One ``wgmma`` of the bundle: the tensor unit is called once per warpgroup (its 4 warps together);
-        a warpgroup split over several bundles (per-warp model) shares the first caller's result.
-        Returns (completion, release cycle, accumulator register bytes of one warpgroup op)."""
+        """One ``wgmma`` of the bundle: the tensor unit is called once per warpgroup (its 4 warps together).
+        A warpgroup split over several bundles (warps on different code paths, or the per-warp model): the op is
+        warpgroup-collective (PTX ISA wgmma.mma_async: every thread of the warpgroup executes it, the
+        accumulator is spread over all 128 threads' registers), so it starts when the *last* of its warps
+        issues it; the earlier bundles go on issuing (the op is asynchronous) and learn its completion then
+        (``_wg_resolve``; a ``wgmma.wait_group`` on it parks until then). H200 cluster GEMM variants
+        (docs/accuracy.md "Cluster GEMM"): the producer warp's fence time reappears one-for-one as the other
+        three warps' gmma stall, not as barrier stall.
+        Returns (completion known now, release cycle, accumulator register bytes of one warpgroup op)."""
         tc = self.tc
         m = W.m
         pf = flops // m      # per-warp quarter of the warpgroup's FLOPs
@@ -1482,30 +1518,96 @@ class SMCore:
         W.wg_ord = ordn + 1
         done = rel = 0
         rfb = 0
+        pend = 0
         cache = self.wg_cache
         for x, k, size in W.wgp:
-            ent = None
             if k < size:
                 key = (W.cta, x, ordn)
                 ent = cache.get(key)
-            if ent is None:
-                d = tc.wgmma(tt, W.sm, (W.cta, x), pf * size, ps * size, n, bool(a_regs))
-                r = getattr(tc, "last_release", 0)
-                b = getattr(tc, "last_rf_bytes", 0)
-                if k < size:
-                    cache[key] = [d, r, b, size - k]
+                if ent is None:
+                    ent = cache[key] = [size, tt, []]   # [warps still to issue, latest issue, early bundles]
+                ent[0] -= k
+                if tt > ent[1]:
+                    ent[1] = tt
+                if ent[0] > 0:
+                    ent[2].append(W)
+                    pend += 1
+                    continue
+                del cache[key]
+                d = tc.wgmma(ent[1], W.sm, (W.cta, x), pf * size, ps * size, n, bool(a_regs))
+                for X in ent[2]:
+                    self._wg_resolve(X, ordn, d)
             else:
-                d, r, b = ent[0], ent[1], ent[2]
-                ent[3] -= k
-                if ent[3] <= 0:
-                    del cache[key]
+                d = tc.wgmma(tt, W.sm, (W.cta, x), pf * size, ps * size, n, bool(a_regs))
+            r = getattr(tc, "last_release", 0)
+            b = getattr(tc, "last_rf_bytes", 0)
             if d > done:
                 done = d
             if r > rel:
                 rel = r
             if b > rfb:
                 rfb = b
+        if pend:
+            st = self.wg_st[W.g]
+            pd = st.pend.get(ordn)
+            if pd is None:
+                pd = st.pend[ordn] = [0, 0]
+            pd[0] += pend
+            if done > pd[1]:
+                pd[1] = done
+            st.open_p = ordn
+            if not rfb:
+                rfb = tc.wgmma_rf_traffic(n)[0]
         return done, rel, rfb
+
+    def _wg_resolve(self, X: _Warp, ordn: int, d: int) -> None:
+        """Op ``ordn`` of early bundle ``X``'s warpgroup completes at ``d`` (its last warp issued it)."""
+        st = self.wg_st.get(X.g)
+        if st is None or X.done:
+            return
+        pd = st.pend[ordn]
+        pd[0] -= 1
+        if d > pd[1]:
+            pd[1] = d
+        if pd[0]:
+            return
+        del st.pend[ordn]
+        w = st.wait
+        if w is not None and w[0] == ordn:
+            st.wait = None
+            for q in [q for q in st.done if q < ordn]:
+                del st.done[q]
+            c = pd[1] if pd[1] > w[1] else w[1]
+            self._wake(X, c, S.GMMA)
+        else:
+            st.done[ordn] = pd[1]
+
+    def _wg_wait_split(self, W: _Warp, nallow: int) -> int:
+        """``wgmma.wait_group nallow`` of a bundle with a split warpgroup: the hold cycle, or INF when a retired
+        group holds an op not yet issued by the rest of its warpgroup (``_wg_resolve`` wakes the bundle)."""
+        st = self.wg_st[W.g]
+        grp, gp = W.wg_groups, st.gp
+        if W.wg_open or st.open_p >= 0:  # wgmmas not committed yet count as a group (conservative)
+            grp.append(W.wg_open)
+            gp.append(st.open_p)
+            W.wg_open = 0
+            st.open_p = -1
+        if len(grp) <= nallow:
+            return 0
+        cut = len(grp) - nallow
+        h = max(grp[:cut])
+        p = max(gp[:cut])
+        del grp[:cut]
+        del gp[:cut]
+        if p < 0:
+            return h
+        if p in st.pend:
+            st.wait = (p, h)
+            return INF
+        d = st.done[p]   # resolved before the wait: ops resolve in issue order, so p is the latest retired
+        for q in [q for q in st.done if q <= p]:
+            del st.done[q]
+        return d if d > h else h
 
     # -- tcgen05 (begin tcgen05 block) ----------------------------------------------------------------------
     def _tcgen05(self, W: _Warp, op: int, i: int, k: int, tt: int) -> None:
@@ -1613,6 +1715,8 @@ class SMCore:
                     what = "barrier.cluster.wait (warps of the cluster have not arrived)"
                 elif W.hold_t >= INF and W.hold_r == S.BARRIER:
                     what = "bar.sync (other warps of the CTA have not arrived)"
+                elif W.hold_t >= INF and W.hold_r == S.GMMA:
+                    what = "wgmma.wait_group (the other warps of the warpgroup have not issued its wgmma)"
                 elif pop == OP_MBAR_WAIT or any(W.rr[r] >= INF for r in T.deps[i] if i >= 0):
                     what = f"mbarrier phase (try_wait at kernel.ptx:{T.line[pi]})"
             else:
