@@ -16,7 +16,9 @@ Model (paper III, hopper-blackwell-facts.md 2.2):
   fluid server of capacity ``slices_per_partition × bytes_per_cycle_per_slice`` (converted from the L2 clock
   to SM cycles); per-slice busy cycles are reported as partition busy / slices. An SM's near partition is
   the one whose index equals ``sm * partitions // sm.count``; a line in the other partition pays
-  ``far_latency_cycles`` instead of ``near_latency_cycles``.
+  ``far_latency_cycles`` instead of ``near_latency_cycles``. A line the CTA read before (the trace marks it:
+  workloads/functional/memops.py ``_warm_lines``) has a copy in the near partition (H200 pointer chases: near / far
+  only on an SM's first touch, every warm line a near hit).
 * **HBM**: ``hbm.channels`` channels, split evenly between the partitions; aggregate bandwidth
   ``hbm.bandwidth_gb_per_s × efficiency`` converted to bytes per SM cycle; DRAM (first-touch) sectors pay the
   L2 latency of their partition plus ``hbm.latency_cycles``. Stores write their first-touch sectors back to
