@@ -109,7 +109,7 @@ def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write=False, warm=Fals
         new = ~touched[sec]
         if warm and not write:
             wl = np.repeat(warps, dl.sum(axis=1))
-            b.warm_lines = _warm_lines(b, wl, lines[dl], sec[new] >> 2)
+            b.warm_lines = _warm_lines(b, wl, lines[dl], sec[new] >> 2)   # (warp, line) pairs already distinct
         if new.any():
             sn, wn = sec[new], wd[new]
             stamp = b.ex.stamp
@@ -156,23 +156,20 @@ WARM_SHIFT = 24
 def _warm_lines(b, lw, ln, miss_lines):
     """Per warp: the request's lines ``ln`` (of warps ``lw``, one entry per warp and line) that this CTA read from L2
     before and that are L2-resident now (none of their sectors in ``miss_lines``). A pointer chase on an H200 reads
-    the L2 bimodally (near / far partition, 264 / 443 cycles) only on an SM's first touch of a line; re-reading the
-    same lines every one costs a near hit at any stride (microbench/results/h200_2026-12-02.json pchase l2 /
+    the L2 bimodally (near / far partition, 264 / 443 cycles) only on an SM's first touch of a line; when it re-reads
+    them, every line is a near hit at any stride (microbench/results/h200_2026-12-02.json pchase l2 /
     l2_first_touch; h200_stream_sizes_2026-12-03/chase.txt): the far partition's line is copied into the
     requesting SM's near partition. Whether other SMs of that partition share the copy is not measured: the model
     keeps the copy per CTA (the last CTA that read the line: ``ex.line_reader``)"""
     reader = getattr(b.ex, "line_reader", None)
-    W = b.W
     if reader is None or len(ln) == 0:
         return None
-    k = np.unique((lw.astype(np.int64) << 40) | ln)
-    lw, ln = k >> 40, k & ((1 << 40) - 1)
     cta = b.ctas[lw // b.wpc].astype(np.int32) + 1
     hot = reader[ln] == cta
     if len(miss_lines):
         hot &= ~np.isin(ln, miss_lines)
     reader[ln] = cta
-    return np.bincount(lw[hot], minlength=W)[:W].astype(np.int64) if hot.any() else None
+    return np.bincount(lw[hot], minlength=b.W)[:b.W].astype(np.int64) if hot.any() else None
 
 
 def gmem_payload(b, idx, addrs, width, nbytes=None, write=False, l1=False, wavefronts=False, warm=False):
@@ -225,8 +222,7 @@ def _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1, warm=False):
     if touched is not None:
         us, first = np.unique(ks, return_index=True)
         new = ~touched[us]
-        if warm and not write:
-            b.warm_lines = _warm_lines(b, kw, ks >> 2, us[new] >> 2)
+        miss = us[new] >> 2
         if new.any():
             pay[:, 1] = np.bincount(kw[first[new]], minlength=W)
             touched[us[new]] = True
@@ -235,6 +231,8 @@ def _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1, warm=False):
         else:
             b.ex.dram_read_sectors += int(pay[:, 1].sum())
     lkey = np.unique((kw << 40) | (ks >> 2))
+    if warm and not write and touched is not None:
+        b.warm_lines = _warm_lines(b, lkey >> 40, lkey & ((1 << 40) - 1), miss)
     pay[:, 3] += np.bincount(lkey >> 40, minlength=W)
     if nbytes is None:
         pay[:, 2] = np.bincount(w, minlength=W) * width
