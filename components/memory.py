@@ -314,7 +314,11 @@ class MemorySystem:
                 if e2 > e:
                     e = e2
             if lat_all is not None:
-                lat = lat_all
+                # the TMA engine's own L2 path (tma.l2_latency_cycles, measured on lines the SM re-reads: near).
+                # Lines it fills from DRAM come through their home partition, which for the far share pays the far
+                # penalty as an ld.global does (H200 tma_dram_round_trip 128 B / 1 KiB: 739 / 811 cycles = the
+                # hot copy + hbm.latency_cycles + the near / far mix / the far line of 8)
+                lat = lat_all if (p == me or write or not dram_bytes) else lat_all + self.far_lat - self.near_lat
             if not write:
                 e += lat
             else:
@@ -537,6 +541,8 @@ class MemorySystem:
         that are accounted for but not simulated (sampled mode's unsampled CTAs, runner/ghost_fills.py)."""
         P = self.parts
         lat = lat_all if lat_all is not None else (self.far_lat if lines >= P > 1 else self.l2_rt)
+        if lat_all is not None and dram_bytes and lines >= P > 1:
+            lat += self.far_lat - self.near_lat          # as _l2: a DRAM fill of the far share
         done = 0.0
         for p in range(P):
             b = nbytes / P

@@ -3,10 +3,12 @@ functional with the timing pass's %clock64 values), each within 5 % of the commi
 
 * ``ld.global.cg`` pointer chases (k_mem.cu ``pchase``, the PTX of ``workloads/microbench/pchase_l2``): warm L2
   hits, cold DRAM loads, an SM's first touch of L2-resident lines (near / far partition);
+* a cold 1 KiB TMA copy (``tma_size_1024`` rep 0: the DRAM stage on the TMA path);
 * a dependent ``ld.shared`` chain (``smem_bank_01way``);
 * ``mbarrier.test_wait`` / ``try_wait`` polls of a completed phase (``mbarrier_test_wait`` / ``_try_wait``).
 
-Targets are read from microbench/results/h200_2026-12-02.json (``pchase``, ``smem_bank``, ``mbarrier_wait``) and
+Targets are read from microbench/results/h200_2026-12-02.json (``pchase``, ``tma_dram_round_trip``, ``smem_bank``,
+``mbarrier_wait``) and
 microbench/results/h200_stream_sizes_2026-12-03/chase.txt (512-load chases, lines 128 B / 64 KiB / 2 MiB apart,
 cold after a 1 GiB write, then warm), never from the simulator.
 """
@@ -110,6 +112,17 @@ def test_first_touch_near_far_modes_h200(pct):
     sim = float(np.percentile(lat, 25 if pct == "p25" else 75))
     hw = measured("pchase", pct, level="l2_first_touch")
     assert rel(sim, hw) <= 0.05, (sim, hw)
+
+
+def test_tma_cold_dram_round_trip_h200():
+    # k_tma.cu tma_issue_n1, 1 KiB: rep 0 reads a cold source (out[1]: issue -> completion seen by try_wait); the
+    # H200's tma_dram_round_trip (same kernel, fresh lines after an L2 flush) 811 cycles median. The TMA engine's
+    # hot path (tma.l2_latency_cycles) plus the DRAM stage plus the far partition's penalty of the lines' home
+    import warpgraph
+
+    out = warpgraph.simulate(REC / "tma_size_1024", "h200", want_outputs=True).outputs["out"].astype(np.int64)
+    hw = measured("tma_dram_round_trip", "completion_median", bytes=1024, level="dram")
+    assert rel(float(out[1]), hw) <= 0.05, (out[1], hw)
 
 
 def test_dependent_ld_shared_chain_h200():
