@@ -16,7 +16,9 @@ Model (paper III, hopper-blackwell-facts.md 2.2):
   ``slices_per_partition × bytes_per_cycle_per_slice`` (converted from the L2 clock to SM cycles); traffic and
   busy cycles are counted per partition (``l2_part_read`` / ``l2_part_write``), not per slice. An SM's near
   partition is the one whose index equals ``sm * partitions // sm.count``; a line in the other partition pays
-  ``far_latency_cycles`` instead of ``near_latency_cycles``.
+  ``far_latency_cycles`` instead of ``near_latency_cycles``. A line the CTA read before (the trace marks it:
+  workloads/functional/memops.py ``_warm_lines``) has a copy in the near partition (H200 pointer chases: near / far
+  only on an SM's first touch, every warm line a near hit).
 * **HBM**: ``hbm.channels`` channels, split evenly between the partitions (one server per partition; DRAM bytes
   counted per partition, ``hbm_part_read`` / ``hbm_part_write``); aggregate bandwidth
   ``hbm.bandwidth_gb_per_s × efficiency`` converted to bytes per SM cycle; DRAM (first-touch) sectors pay the
@@ -240,13 +242,20 @@ class MemorySystem:
         return self.l2_rt + self.dram_lat
 
     def _l2(self, t: float, sm: int, nbytes: int, dram_bytes: int, lines: int, write: bool, t_end=None,
-            lat_all: int | None = None) -> float:
+            lat_all: int | None = None, warm: int = 0) -> float:
         """Reserve L2 (and HBM) capacity for a request; return the float cycle its last sector is back.
-        ``lat_all`` replaces the near/far hit latencies (the TMA engine's own L2 path)."""
+        ``lat_all`` replaces the near/far hit latencies (the TMA engine's own L2 path). ``warm`` of the ``lines``
+        have a copy in the SM's near partition (the CTA read them before: workloads/functional/memops.py
+        ``_warm_lines``); the others hash to a partition."""
         P = self.parts
         if lines < 1:
             lines = 1
-        near, any_far = self._split(sm, lines)
+        if warm:
+            if warm > lines:
+                warm = lines
+            near = warm + (self._split(sm, lines - warm)[0] if lines > warm else 0)
+        else:
+            near = self._split(sm, lines)[0]
         me = self.near_part[sm]
         rec_on = self.rec.enabled
         if rec_on and t >= self._tnext:
@@ -319,7 +328,11 @@ class MemorySystem:
                 if e2 > e:
                     e = e2
             if lat_all is not None:
-                lat = lat_all
+                # the TMA engine's own L2 path (tma.l2_latency_cycles, measured on lines the SM re-reads: near).
+                # Lines it fills from DRAM come through their home partition, which for the far share pays the far
+                # penalty as an ld.global does (H200 tma_dram_round_trip 128 B / 1 KiB: 739 / 811 cycles = the
+                # hot copy + hbm.latency_cycles + the near / far mix / the far line of 8)
+                lat = lat_all if (p == me or write or not dram_bytes) else lat_all + self.far_lat - self.near_lat
             if not write:
                 e += lat
             else:
@@ -370,6 +383,7 @@ class MemorySystem:
         if sectors <= 0:
             return t + 1
         self.requests += 1
+        warm = (nbytes >> 24) & 0xFFFF   # a2 bits 24-39: lines with a near-partition copy (memops.WARM_SHIFT)
         if lines <= 0:
             lines = (sectors + 3) >> 2
         key = dram_sectors >> 32          # cp.async: identity of the requested lines (memops._cp_async_key)
@@ -425,9 +439,9 @@ class MemorySystem:
             if op == "atom":
                 self.l2_write_bytes += sbytes
         if self.share_lookups:
-            done = self._lookup(s1, sm, key, sbytes, dbytes, lines, write)
+            done = self._lookup(s1, sm, key, sbytes, dbytes, lines, write, warm)
         else:
-            done = self._fill_merge(s1, sm, key, sbytes, dbytes, lines, write)
+            done = self._fill_merge(s1, sm, key, sbytes, dbytes, lines, write, warm)
         if not write:
             # crossbar response port of the SM
             done = self._xbar(sm, t, done, sbytes)
@@ -442,7 +456,8 @@ class MemorySystem:
         self.inflight_lines[sm] = n
         return di
 
-    def _fill_merge(self, s1: float, sm: int, key: int, sbytes: int, dbytes: int, lines: int, write: bool) -> float:
+    def _fill_merge(self, s1: float, sm: int, key: int, sbytes: int, dbytes: int, lines: int, write: bool,
+                    warm: int = 0) -> float:
         """Scope ``fill``: a read whose lines another SM is filling from DRAM merges into that fill."""
         fill = self.fills.get(key) if key else None
         if (fill is not None and not dbytes and not write and s1 < fill[0]
@@ -455,20 +470,21 @@ class MemorySystem:
             self.merged_bytes += mb
             self.l2_read_bytes -= mb
             rest = sbytes - mb
-            done = self._l2(s1, sm, rest, 0, lines, False) if rest > 0 else s1
+            done = self._l2(s1, sm, rest, 0, lines, False, warm=warm) if rest > 0 else s1
             if fill[1] > done:
                 done = fill[1]
             return done
-        done = self._l2(s1, sm, sbytes, dbytes, lines, write)
+        done = self._l2(s1, sm, sbytes, dbytes, lines, write, warm=warm)
         if key and dbytes and not write:
             self._note_fill(key, s1, done, dbytes)
         return done
 
-    def _lookup(self, s1: float, sm: int, key: int, sbytes: int, dbytes: int, lines: int, write: bool) -> float:
+    def _lookup(self, s1: float, sm: int, key: int, sbytes: int, dbytes: int, lines: int, write: bool,
+                warm: int = 0) -> float:
         """Scopes ``gpc`` / ``gpu``: a read shares an outstanding lookup of its lines from its group, or looks up
         (waiting for an outstanding DRAM fill of the lines: hit-on-miss) and opens a lookup the group can share."""
         if not key or write:
-            return self._l2(s1, sm, sbytes, dbytes, lines, write)
+            return self._l2(s1, sm, sbytes, dbytes, lines, write, warm=warm)
         ck = (key << 8) | self.gpc_of[sm]
         fills = self.fills
         ent = fills.get(ck)
@@ -480,7 +496,7 @@ class MemorySystem:
             self.merged_bytes += sbytes
             self.l2_read_bytes -= sbytes
             return ent[1]
-        done = self._l2(s1, sm, sbytes, dbytes, lines, False)
+        done = self._l2(s1, sm, sbytes, dbytes, lines, False, warm=warm)
         fk = key << 8 | 255
         if dbytes:
             self._note_fill(fk, s1, done, dbytes, done)
@@ -539,6 +555,8 @@ class MemorySystem:
         that are accounted for but not simulated (sampled mode's unsampled CTAs, runner/ghost_fills.py)."""
         P = self.parts
         lat = lat_all if lat_all is not None else (self.far_lat if lines >= P > 1 else self.l2_rt)
+        if lat_all is not None and dram_bytes and lines >= P > 1:
+            lat += self.far_lat - self.near_lat          # as _l2: a DRAM fill of the far share
         done = 0.0
         for p in range(P):
             b = nbytes / P

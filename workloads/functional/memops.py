@@ -90,7 +90,7 @@ def _full_warps(idx):
     return not (r[:, 0] & 31).any() and bool((r[:, 31] - r[:, 0] == 31).all())
 
 
-def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write=False):
+def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write=False, warm=False):
     W = b.W
     pay = np.zeros((W, 4), dtype=np.int64)
     warps = idx[::32] >> 5
@@ -107,6 +107,9 @@ def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write=False):
         sec = rows[d]
         wd = np.repeat(warps, d.sum(axis=1))
         new = ~touched[sec]
+        if warm and not write:
+            wl = np.repeat(warps, dl.sum(axis=1))
+            b.warm_lines = _warm_lines(b, wl, lines[dl], sec[new] >> 2)   # (warp, line) pairs already distinct
         if new.any():
             sn, wn = sec[new], wd[new]
             stamp = b.ex.stamp
@@ -145,7 +148,31 @@ def _l1_filter(b, l1m, ks, kw, pay, W):
     return ks[keep], kw[keep]
 
 
-def gmem_payload(b, idx, addrs, width, nbytes=None, write=False, l1=False, wavefronts=False):
+#: a2 bits 24-39 of a global read (ld.global, cp.async): the request's warm lines (:func:`_warm_lines`); the
+#: request's bytes stay in bits 0-23, L1TEX wavefronts in 40+ (components/memory.py ``global_access``)
+WARM_SHIFT = 24
+
+
+def _warm_lines(b, lw, ln, miss_lines):
+    """Per warp: the request's lines ``ln`` (of warps ``lw``, one entry per warp and line) that this CTA read from L2
+    before and that are L2-resident now (none of their sectors in ``miss_lines``). A pointer chase on an H200 reads
+    the L2 bimodally (near / far partition, 264 / 443 cycles) only on an SM's first touch of a line; when it re-reads
+    them, every line is a near hit at any stride (microbench/results/h200_2026-12-02.json pchase l2 /
+    l2_first_touch; h200_stream_sizes_2026-12-03/chase.txt): the far partition's line is copied into the
+    requesting SM's near partition. Whether other SMs of that partition share the copy is not measured: the model
+    keeps the copy per CTA (the last CTA that read the line: ``ex.line_reader``)"""
+    reader = getattr(b.ex, "line_reader", None)
+    if reader is None or len(ln) == 0:
+        return None
+    cta = b.ctas[lw // b.wpc].astype(np.int32) + 1
+    hot = reader[ln] == cta
+    if len(miss_lines):
+        hot &= ~np.isin(ln, miss_lines)
+    reader[ln] = cta
+    return np.bincount(lw[hot], minlength=b.W)[:b.W].astype(np.int64) if hot.any() else None
+
+
+def gmem_payload(b, idx, addrs, width, nbytes=None, write=False, l1=False, wavefronts=False, warm=False):
     """(W, 4): sectors, first-touched sectors, bytes, 128-B lines per warp. With ``l1`` (plain ld.global) the
     per-CTA L1 (l1model.py) filters lines first: sectors/lines count only L1 misses, and a3's high 32 bits
     carry the warp's L1-hit lines. With ``wavefronts`` (ld/st through the L1TEX data stage) a2's bits 40+ carry
@@ -153,18 +180,22 @@ def gmem_payload(b, idx, addrs, width, nbytes=None, write=False, l1=False, wavef
     (microbench l1_scatter: lane strides 16/64/256 B give 4/16/32 SM cycles per warp-load)."""
     if len(idx) == 0:
         return np.zeros((b.W, 4), dtype=np.int64)
-    pay = _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1)
+    b.warm_lines = None
+    pay = _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1, warm)
+    if b.warm_lines is not None:
+        pay[:, 2] += b.warm_lines << WARM_SHIFT
+        b.warm_lines = None
     if wavefronts:
         pay[:, 2] += smem_wavefronts(b, idx, addrs - GLOBAL_BASE, width) << 40   # word offsets fit 32 bits
     return pay
 
 
-def _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1):
+def _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1, warm=False):
     W = b.W
     pay = np.zeros((W, 4), dtype=np.int64)
     l1m = getattr(b.ex, "l1", None) if l1 else None
     if l1m is None and width <= 16 and _full_warps(idx):
-        return _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write)
+        return _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write, warm)
     w = (idx >> 5).astype(np.int64)
     o = addrs - GLOBAL_BASE
     if width <= 32:
@@ -191,6 +222,7 @@ def _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1):
     if touched is not None:
         us, first = np.unique(ks, return_index=True)
         new = ~touched[us]
+        miss = us[new] >> 2
         if new.any():
             pay[:, 1] = np.bincount(kw[first[new]], minlength=W)
             touched[us[new]] = True
@@ -199,6 +231,8 @@ def _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1):
         else:
             b.ex.dram_read_sectors += int(pay[:, 1].sum())
     lkey = np.unique((kw << 40) | (ks >> 2))
+    if warm and not write and touched is not None:
+        b.warm_lines = _warm_lines(b, lkey >> 40, lkey & ((1 << 40) - 1), miss)
     pay[:, 3] += np.bincount(lkey >> 40, minlength=W)
     if nbytes is None:
         pay[:, 2] = np.bincount(w, minlength=W) * width
@@ -537,7 +571,7 @@ def _d_ld(b, inst):
             if w is not None:
                 w(idx, v[:, j])
         if trace:
-            b.pay = gmem_payload(b, idx, addrs, width, l1=l1_ok, wavefronts=True)
+            b.pay = gmem_payload(b, idx, addrs, width, l1=l1_ok, wavefronts=True, warm=True)
     return h
 
 
@@ -852,7 +886,7 @@ def _d_cp_async(b, inst):
             if not (o % size).any() and not (fl % size).any():
                 sdv.wide(size)[fl // size] = gdv.wide(size)[o // size]
                 if trace:
-                    b.pay = gmem_payload(b, idx, src, size)
+                    b.pay = gmem_payload(b, idx, src, size, warm=True)
                     b.pay[:, 1] += _cp_async_key(b, idx, src) << 32
                 return
         block = np.zeros((len(idx), size), dtype=np.uint8)
@@ -878,7 +912,7 @@ def _d_cp_async(b, inst):
                 vals = np.where(arw[None, :] < n2[:, None], vals, 0).astype(np.uint8)
             block[rd] = vals
             if trace:
-                b.pay = gmem_payload(b, i2, src, size, nbytes=n2.astype(np.float64))
+                b.pay = gmem_payload(b, i2, src, size, nbytes=n2.astype(np.float64), warm=True)
                 b.pay[:, 1] += _cp_async_key(b, i2, src) << 32
         elif trace:
             b.pay = np.zeros((b.W, 4), dtype=np.int64)

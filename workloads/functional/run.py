@@ -96,6 +96,8 @@ class _Exec:
         self.l1 = (L1PerCta(n_ctas_total, l1_capacity_bytes)
                    if want_trace and l1_capacity_bytes else None)
         self.stamp = np.zeros(mem.size // 32 + 1, dtype=np.int32) if want_trace else None
+        # per 128-B line: 1 + the last CTA that read it from L2 (memops._warm_lines: its re-reads are near hits)
+        self.line_reader = np.zeros(mem.size // 128 + 1, dtype=np.int32) if want_trace else None
         self.written = self.touched.dirty_view if want_trace else None
         self.dram_read_sectors = 0
         self.batches = []
