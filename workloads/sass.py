@@ -437,6 +437,8 @@ class SassAttribution:
     unrolled: int = 0            # SASS of iterations ptxas peeled out of an unrolled loop (remainder copies,
                                  # other loop versions): not charged, their PTX iterations pay the loop's rate
     unroll: dict | None = None   # PTX loop header block -> unroll factor of its SASS loop (> 1 only)
+    sunk: int = 0                # SASS ptxas recomputes inside a loop for a PTX line before it (S2R, P2R under
+                                 # register pressure): charged per iteration of that loop
 
 
 _POLL_SASS = ("SYNCS", "BRA", "NANOSLEEP", "YIELD")
@@ -477,6 +479,7 @@ class _Unroll:
 
     factor: dict            # PTX loop header -> unroll factor U > 1, or a loop with several SASS versions
     drop: set               # SASS instruction positions not charged (they run PTX iterations counted already)
+    loop_of: dict           # SASS block -> the PTX loop header its innermost SASS loop runs
 
 
 def _unrolling(insts, sblocks, sblock_of, sloops_np, sreach, retry, pblocks, pblock_of_line, cat_of_line,
@@ -531,7 +534,8 @@ def _unrolling(insts, sblocks, sblock_of, sloops_np, sreach, retry, pblocks, pbl
                 continue
             if (sin[b] is not None and sin[b] in hs) or (s.line, s.op.split(".", 1)[0]) in keys:
                 drop.add(i)
-    return _Unroll(factor, drop)
+    loop_of = {b: match[sin[b]] for b in range(len(sblocks)) if sin[b] in match}
+    return _Unroll(factor, drop, loop_of)
 
 
 def _scale(items: list[int], cost: list[int], pipe: list[int], cat: list[str], u: int) -> None:
@@ -623,7 +627,20 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
     index_of_line: dict[int, int] = {}
     for ins in pins:
         index_of_line.setdefault(int(getattr(ins, "line", 0) or 0), ins.index)
-    unreachable = n_retry = unattributed = hoisted = 0
+    unreachable = n_retry = unattributed = hoisted = sunk = 0
+    pbody = {h: body for h, body in ploops_np}
+
+    def sunk_target(i: int, loop: int) -> int:
+        """The PTX block of ``loop`` that SASS position ``i`` (a value ptxas recomputes inside the SASS loop: a
+        special-register read, a predicate rebuilt from ``P2R`` under register pressure) runs with: that of the
+        nearest SASS of the same SASS loop whose line is in ``loop``, else the loop's header."""
+        for j in list(range(i - 1, -1, -1)) + list(range(i + 1, len(insts))):
+            if unroll.loop_of.get(sblock_of[j]) != loop:
+                continue
+            q = block_of_line.get(insts[j].line)
+            if q is not None and q in pbody[loop]:
+                return q
+        return loop
     last_block = None
     for i, s in enumerate(insts):
         b = sblock_of[i]
@@ -647,6 +664,9 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
         if sdepth[b] < pdepth[pb]:
             pb = hoist_target(pb, sdepth[b])
             hoisted += 1
+        elif sdepth[b] > pdepth[pb] and b in unroll.loop_of and pb not in pbody[unroll.loop_of[b]]:
+            pb = sunk_target(i, unroll.loop_of[b])
+            sunk += 1
         c = sass_category(s.op)
         if c == "alu" and _uniform(s.op):
             c = "ualu"
@@ -727,7 +747,7 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
     reach_n = sum(1 for i in range(len(insts)) if sblock_of[i] in sreach)
     return SassAttribution({i: c for i, c in enumerate(cost)}, {i: c for i, c in enumerate(pipe)}, reach_n,
                            unreachable, n_retry, hoisted, unattributed, n_region, n_help, floors, tool,
-                           len(unroll.drop), dict(unroll.factor))
+                           len(unroll.drop), dict(unroll.factor), sunk)
 
 
 def record_sass_costs(record, program, isa: str = "sm_90a") -> tuple[SassAttribution | None, str]:
