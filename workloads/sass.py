@@ -25,6 +25,11 @@ This module asks ptxas itself, offline:
      approximate inside a block), and the helper SASS (``R2UR``, ``UMOV``, ``IADD3`` address arithmetic,
      ``ELECT`` predicates) to the block's integer instructions that are SASS already (same execution count; a
      move ptxas folded stays free), so a load's memory pipe is not held for its address arithmetic;
+   * a SASS loop ptxas unrolled U times (U: the most common number of copies per SASS iteration of the PTX
+     loop's instructions with a class of their own) costs its body / U per PTX iteration; the iterations ptxas
+     peels out of it (remainders, other versions of the loop) are not charged (:func:`_unrolling`); SASS ptxas
+     recomputes inside a loop for a line before it (``S2R``, ``P2R`` under register pressure) is charged per
+     iteration of that loop;
    * uniform-datapath SASS and SASS of another unit take issue slots but not the instruction's pipe
      (``SassAttribution.pipe``);
    * a PTX instruction with semantics of its own (memory, barrier, tensor, branch) costs at least 1 SASS.
