@@ -164,6 +164,7 @@ def test_calibration_records_conserve_sass():
         rec = load_record(d)
         att, tool = SS.record_sass_costs(rec, rec.program())
         assert att is not None, (d.name, tool)
+        assert not att.unroll and att.unrolled == 0, d.name          # ptxas unrolls none of these loops
         assert sum(att.cost.values()) == att.static_sass - att.retry + att.floors, d.name
         assert att.floors <= len(rec.program().instructions) // 10, d.name
 
@@ -195,3 +196,75 @@ def test_guided_is_an_option_and_off_keeps_the_rules():
     assert on.cost != off.cost and all(r.startswith("SASS") for r in on.ptx_cost_rule)
     # uniform-datapath SASS (the K loop's UIADD3 / ULEA / R2UR) hold issue slots, not the integer pipe
     assert any(on.ii[i] < off.ii[i] for i in range(len(prog.instructions)) if on.cost[i] > 1)
+
+
+def _unroll_ptx(bound: str) -> str:
+    """A loop of one 4-byte load and one FFMA per iteration, stepping 128; ``bound``: its limit (a constant, or
+    ``%r1`` from a parameter). ptxas unrolls it (62 times with the constant, 4 times plus peeled remainders with
+    the parameter)."""
+    return "\n".join([
+        ".version 8.7", ".target sm_90a", ".address_size 64",
+        ".visible .entry unr(.param .u64 p_x, .param .u64 p_out, .param .u32 p_n)", "{",
+        "\t.reg .pred %p<3>;", "\t.reg .b32 %r<12>;", "\t.reg .b64 %rd<8>;", "\t.reg .f32 %f<6>;",
+        "\tld.param.u64 %rd1, [p_x];", "\tld.param.u64 %rd2, [p_out];", "\tld.param.u32 %r1, [p_n];",
+        "\tmov.u32 %r3, %tid.x;", "\tmov.u32 %r4, 0;", "\tmov.f32 %f1, 0f00000000;",
+        "$L__BB0_1:",
+        "\tadd.s32 %r5, %r4, %r3;", "\tmul.wide.s32 %rd3, %r5, 4;", "\tadd.s64 %rd4, %rd1, %rd3;",
+        "\tld.global.f32 %f2, [%rd4];", "\tfma.rn.f32 %f1, %f2, %f2, %f1;", "\tadd.s32 %r4, %r4, 128;",
+        f"\tsetp.lt.s32 %p1, %r4, {bound};", "\t@%p1 bra $L__BB0_1;",
+        "\tmul.wide.u32 %rd5, %r3, 4;", "\tadd.s64 %rd6, %rd2, %rd5;", "\tst.global.f32 [%rd6], %f1;", "\tret;",
+        "}", ""])
+
+
+def _unrolled(bound: str):
+    ptx = _unroll_ptx(bound)
+    prog = parse_ptx(ptx).entry("unr")
+    insts, tool = SS.sass_listing(ptx, "unr")
+    assert insts, tool
+    blocks, block_of, succ = SS._sass_cfg(insts)
+    depth, loops, reach = SS.natural_loop_depth(len(blocks), succ)
+    assert len(loops) == 1, "expected one SASS loop"
+    sloop = [i for b in loops[0][1] for i in blocks[b]]
+    pblocks, _pbo, psucc = SS._ptx_cfg(prog)
+    _d, ploops, _r = SS.natural_loop_depth(len(pblocks), psucc)
+    ploop = [i for b in ploops[0][1] for i in pblocks[b]]
+    return prog, insts, SS.attribute(prog, insts, tool), blocks, block_of, reach, sloop, ploop
+
+
+@needs_tools
+def test_unrolled_loop_with_constant_trip_count_charges_the_dynamic_sass():
+    """1000 iterations: ptxas peels 8 and unrolls the rest 62 times (16 SASS iterations). The charged count over
+    the launch (PTX executions x costs) equals the SASS's dynamic count (SASS outside the loop once, the loop body
+    once per SASS iteration) up to the rounding of the per-iteration cost to whole issue slots (< 1/2 each);
+    charging the unrolled body per PTX iteration, as before, gave 62 times the loop's SASS."""
+    trips = 1000
+    prog, insts, att, blocks, block_of, reach, sloop, ploop = _unrolled("128000")
+    u = next(iter(att.unroll.values()))
+    in_loop = set(sloop)
+    ldg_loop = sum(1 for i in sloop if insts[i].op.startswith("LDG"))
+    ldg_out = sum(1 for i, s in enumerate(insts) if s.op.startswith("LDG") and i not in in_loop
+                  and block_of[i] in reach)
+    assert ldg_loop == u and ldg_out > 0                  # one LDG per PTX iteration: peeled copies outside
+    sass_trips, rem = divmod(trips - ldg_out, ldg_loop)
+    assert rem == 0
+    outside = sum(1 for i in range(len(insts)) if block_of[i] in reach and i not in in_loop)
+    dynamic = outside + sass_trips * len(sloop)
+    per_iter = sum(att.cost[i] for i in ploop)
+    charged = sum(att.cost[i] for i in att.cost if i not in set(ploop)) + trips * per_iter
+    assert per_iter == round(len(sloop) / u)
+    assert abs(charged - dynamic) <= trips * abs(per_iter - len(sloop) / u) + 4, (charged, dynamic)
+    assert abs(charged - dynamic) / dynamic < 0.02
+
+
+@needs_tools
+def test_unrolled_loop_with_remainder_costs_the_body_over_the_factor():
+    """A runtime trip count: ptxas unrolls 4 times and peels the 2- and 1-iteration remainders. A PTX iteration
+    costs the SASS loop body / 4 (rounded); the remainder copies are not charged (their iterations pay that rate);
+    every other reachable SASS is charged once."""
+    prog, insts, att, blocks, block_of, reach, sloop, ploop = _unrolled("%r1")
+    assert list(att.unroll.values()) == [4]
+    assert sum(att.cost[i] for i in ploop) == round(len(sloop) / 4)
+    assert att.unrolled > 0
+    reachable = sum(1 for i in range(len(insts)) if block_of[i] in reach)
+    outside = sum(att.cost[i] for i in att.cost if i not in set(ploop))
+    assert outside == reachable - len(sloop) - att.unrolled - att.retry + att.floors
