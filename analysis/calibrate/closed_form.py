@@ -28,6 +28,7 @@ class Param:
     how: str
     noise: float | None = None
     integer: bool = True
+    converged: bool | None = None      # fits: the study reached a local optimum before its trial limit
 
     @property
     def dotted(self) -> str:

@@ -5,8 +5,10 @@ never a kernel launch.
 
 Each fitted statistic is a *slope or a difference* of replays, so the benchmark's own loop and address
 arithmetic cancel and the fit moves only the stage it names (an absolute per-link latency would also absorb
-the model's cost of the chain's ALU ops). Replays take ~0.1 s; the study is seeded (TPE), starts from the
-closed-form reading of the same measurement, and caches repeated candidates: same inputs, same values."""
+the model's cost of the chain's ALU ops). Replays take ~0.1 s. The study's first trial is the closed-form
+reading of the same measurement; the next ones are enqueued secant steps on the replays' response and then the
+grid neighbours of the best value (the seeded TPE sampler fills in only when nothing is proposed); it stops at
+that local optimum or after ``trials``. Candidates are cached: same inputs, same values."""
 from __future__ import annotations
 
 import statistics as st
@@ -43,7 +45,7 @@ def _slope(xs, ys) -> float:
     return float(np.polyfit(np.asarray(xs, float), np.asarray(ys, float), 1)[0])
 
 
-_TMA_N = (1, 8, 16, 24)
+_TMA_N = (1, 12, 24)
 
 
 def _tma_target(R: Results):
@@ -119,6 +121,31 @@ FITS: list[FitSpec] = [
 
 
 # ------------------------------------------------------------------------------------------------ study
+_CONVERGED = object()
+
+
+def _next_candidate(cache: dict, target: float, clip, step: float, lo, hi):
+    """The study's next enqueued candidate: a secant step on the replays' (linear) response towards the target,
+    then the grid neighbours of the best value; ``_CONVERGED`` once the best value's neighbours are all
+    evaluated (a local optimum on the value's grid); None: nothing to propose (TPE samples the next trial)."""
+    pts = sorted(cache.items())
+    if len(pts) == 1:
+        v0 = pts[0][0]
+        probe = clip(v0 + 2 * step) if v0 + 2 * step <= hi else clip(v0 - 2 * step)
+        return probe if probe not in cache else None
+    sens = _slope([p for p, _ in pts], [s for _, s in pts])
+    if sens != 0:
+        best = min(pts, key=lambda p: abs(p[1] - target))
+        v = clip(best[0] + (target - best[1]) / sens)
+        if v not in cache:
+            return v
+    best = min(cache, key=lambda v: abs(cache[v] - target))
+    for v in (clip(best - step), clip(best + step)):
+        if v not in cache:
+            return v
+    return _CONVERGED
+
+
 def fit_one(spec: FitSpec, R: Results, base: str, fixed: dict[str, Param], *, trials: int, seed: int) -> Param:
     """Run one study; the returned Param's ``how`` names the statistic, the trials and the residual."""
     import optuna
@@ -153,8 +180,17 @@ def fit_one(spec: FitSpec, R: Results, base: str, fixed: dict[str, Param], *, tr
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=max(1, min(5, trials // 2)))
     study = optuna.create_study(direction="minimize", sampler=sampler)
-    study.enqueue_trial({"v": min(max(q(guess), lo), hi)})
-    study.optimize(objective, n_trials=max(1, trials))
+    clip = lambda v: min(max(q(v), lo), hi)      # noqa: E731
+    study.enqueue_trial({"v": clip(guess)})
+    converged = False
+    for _ in range(max(1, trials)):
+        study.optimize(objective, n_trials=1)
+        nxt = _next_candidate(cache, target, clip, spec.step, lo, hi)
+        if nxt is _CONVERGED:
+            converged = True
+            break
+        if nxt is not None:
+            study.enqueue_trial({"v": nxt})
     best = min(cache, key=lambda v: (abs(cache[v] - target), abs(v - guess)))   # ties: nearest the measurement
     err = abs(cache[best] - target) / abs(target)
     # noise in the parameter's units: the statistic's repeat spread over the replay's sensitivity to the value
@@ -164,8 +200,9 @@ def fit_one(spec: FitSpec, R: Results, base: str, fixed: dict[str, Param], *, tr
     value = int(best) if spec.integer else float(best)
     return Param(spec.key, value, float(best), spec.bench, file, "fit",
                  f"{how} = {target:.3f} measured; replays {', '.join(spec.records)}: {cache[best]:.3f} "
-                 f"({100 * err:.2f} % off; Optuna TPE seed {seed}, {trials} trials over {lo}..{hi})",
-                 noise=pnoise, integer=spec.integer)
+                 f"({100 * err:.2f} % off; Optuna study, {len(study.trials)} trials over {lo}..{hi}, seed {seed}, "
+                 + ("a local optimum on the value's grid)" if converged else "stopped at the trial limit)"),
+                 noise=pnoise, integer=spec.integer, converged=converged)
 
 
 def fit_all(R: Results, base: str, fixed: dict[str, Param], *, trials: int, seed: int = 0,
