@@ -102,6 +102,8 @@ def test_results_folder_from_run_all(tmp_path):
     ('{"schema": "warpgraph-microbench/1",\n "results": [1]}', "results[0]"),
     ('{"schema": "warpgraph-microbench/1",\n "results": [{"bench": "x", "params": {}, "stats": {"a": "1"}}]}',
      "statistic 'a' of x"),
+    ('{"schema": "warpgraph-microbench/1",\n "results": [{"bench": "x", "params": {}, "stats": {"a": NaN}}]}',
+     "statistic 'a' of x is nan"),
     ('{"schema": "warpgraph-microbench/1",\n "results": [}', "x.json:2"),
 ])
 def test_bad_input_exits_2(tmp_path, capsys, content, msg):

@@ -13,11 +13,14 @@ __all__ = ["write_yaml"]
 
 
 def _extends(base: str, out: Path) -> str:
-    """A bundled name as is; a path relative to the written file's folder (the loader resolves it from there)."""
+    """A bundled name as is; a path relative to the written file's folder (the loader resolves it from there)
+    when the base lies inside that folder, else absolute."""
     looks_like_path = "/" in base or "\\" in base or base.endswith((".yaml", ".yml"))
     if not looks_like_path:
         return base
-    return os.path.relpath(Path(base).expanduser().resolve(), out.resolve().parent)
+    p = Path(base).expanduser().resolve()
+    rel = os.path.relpath(p, out.resolve().parent)
+    return str(p) if rel.startswith("..") else rel
 
 
 def write_yaml(cal, out: Path, name: str | None = None) -> Path:
@@ -27,7 +30,8 @@ def write_yaml(cal, out: Path, name: str | None = None) -> Path:
     doc = CommentedMap()
     doc["name"] = name or re.sub(r"[^A-Za-z0-9_.-]", "_", out.stem)
     doc["extends"] = _extends(cal.base, out)
-    doc["description"] = f"{gpu}: {cal.base} calibrated from microbenchmarks ({prov.get('date_utc', 'date unknown')})"
+    when = prov.get("date_utc", "date unknown")
+    doc["description"] = f"{gpu}: {Path(cal.base).stem} calibrated from microbenchmarks ({when})"
     head = [f"Written by `warpgraph calibrate` from {files}",
             f"GPU {gpu}, driver {prov.get('driver_version', '?')}, clocks: {prov.get('clock_control', '?')}, "
             f"run {prov.get('date_utc', '?')}.",

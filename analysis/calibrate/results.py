@@ -7,6 +7,7 @@ Every result remembers the file it came from (each calibrated value names it).""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,9 +86,9 @@ def _check(doc, path: Path) -> list[dict]:
             raise UserError("malformed result", location=f"{path} (results[{i}])",
                             hint='an object with "bench" (string), "params" and "stats" (objects)')
         for k, v in r["stats"].items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 raise UserError(f"statistic {k!r} of {r['bench']} is {v!r}", location=f"{path} (results[{i}])",
-                                hint="numbers only")
+                                hint="finite numbers only")
         out.append({**r, "file": path.name})
     return out
 
