@@ -148,3 +148,16 @@ def test_fit_is_deterministic():
     a, b = (fit_one(_smem_fit(), R, "h100", {}, trials=3, seed=3) for _ in range(2))
     assert (a.value, a.how, a.noise) == (b.value, b.how, b.noise)
 
+
+
+def test_fit_follows_another_gpus_measurement():
+    """A GPU whose TMA issue spans are all 10 % longer: the fit lands on the new slope (45.8 x 1.1 = 50.4), not on
+    the base's 46."""
+    R = load_results(MAIN_JSON)
+    for r in R.items:
+        if r["bench"] == "tma_issue":
+            r["stats"] = {**r["stats"], "issue_span_median": 1.1 * r["stats"]["issue_span_median"]}
+            r["raw"] = [1.1 * x for x in r.get("raw") or []]
+    spec = next(s for s in FITS if s.key == ("tma", "issue_gap_cycles"))
+    p = fit_one(spec, R, "h200", {}, trials=8, seed=0)
+    assert p.value == 50 and p.converged, p.how
