@@ -152,6 +152,7 @@ def fit_one(spec: FitSpec, R: Results, base: str, fixed: dict[str, Param], *, tr
     import warpgraph
 
     target, noise, file, how = spec.target(R)
+    scale = max(abs(target), spec.step)          # relative error; a zero measurement (no conflicts) in steps
     guess = spec.guess(target, fixed)
     span = max(abs(guess) * spec.window, 4 * spec.step)
     q = (lambda v: int(round(v))) if spec.integer else (lambda v: round(round(v / spec.step) * spec.step, 6))
@@ -175,7 +176,7 @@ def fit_one(spec: FitSpec, R: Results, base: str, fixed: dict[str, Param], *, tr
             v = trial.suggest_int("v", lo, hi)
         else:
             v = q(trial.suggest_float("v", lo, hi, step=spec.step))
-        return abs(sim_at(v) - target) / abs(target)
+        return abs(sim_at(v) - target) / scale
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=max(1, min(5, trials // 2)))
@@ -192,7 +193,7 @@ def fit_one(spec: FitSpec, R: Results, base: str, fixed: dict[str, Param], *, tr
         if nxt is not None:
             study.enqueue_trial({"v": nxt})
     best = min(cache, key=lambda v: (abs(cache[v] - target), abs(v - guess)))   # ties: nearest the measurement
-    err = abs(cache[best] - target) / abs(target)
+    err = abs(cache[best] - target) / scale
     # noise in the parameter's units: the statistic's repeat spread over the replay's sensitivity to the value
     pts = sorted(cache.items())
     sens = _slope([p for p, _ in pts], [s for _, s in pts]) if len(pts) > 1 else 1.0
