@@ -17,7 +17,7 @@ from warpgraph.core.errors import UserError
 __all__ = ["app", "main", "COMMAND_MODULES"]
 
 COMMAND_MODULES = ["arch_cmd", "run_cmd", "validate_cmd", "bench_cmd", "explore_cmd", "capture_cmd", "trace_cmd",
-                   "records_cmd", "compile_cmd", "components_cmd"]
+                   "records_cmd", "compile_cmd", "components_cmd", "calibrate_cmd"]
 
 #: ``-h`` as well as ``--help`` on every command (click contexts inherit it from the root)
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}

@@ -32,3 +32,4 @@ nvidia-smi -q -d CLOCK > "$RAW/clocks_after.txt" 2>&1
 python3 "$HERE/collect.py" "$RAW" "$OUTDIR/results.json"
 tar -C "$OUTDIR" -czf "$OUTDIR/raw.tar.gz" raw && rm -rf "$RAW"
 python3 "$HERE/calibrate.py" "$OUTDIR/results.json" --out "$OUTDIR/h200_calibrated_params.yaml" || true
+echo "next, where warpgraph is installed: warpgraph calibrate $OUTDIR --base h200 --out my_gpu.yaml"

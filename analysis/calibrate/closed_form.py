@@ -1,0 +1,245 @@
+"""Architecture values read directly off a microbenchmark statistic (closed form), as h200.yaml derives them.
+
+Each derivation names the architecture key, the benchmark, the file, the formula and the *noise*: the spread of
+the repeated measurements of the same quantity in the results (other repetitions, parameter variants that
+measure the same thing, or two chain sizes), in the value's units; None where the results repeat nothing.
+Cycles are SM cycles (``%clock64``). Method notes: microbench/README.md "Method notes and caveats"."""
+from __future__ import annotations
+
+import statistics as st
+from dataclasses import dataclass
+from typing import Callable
+
+from warpgraph.analysis.calibrate.results import MissingResult, Results
+
+__all__ = ["Param", "closed_form", "DERIVATIONS"]
+
+
+@dataclass
+class Param:
+    """One calibrated value. ``key``: YAML path (mma_sync shape keys hold dots); ``value``: as written (an int
+    for integer fields); ``raw``: before rounding; ``noise``: repeat spread (value units) or None."""
+    key: tuple[str, ...]
+    value: float
+    raw: float
+    bench: str
+    file: str
+    method: str            # "closed-form" or "fit"
+    how: str
+    noise: float | None = None
+    integer: bool = True
+    converged: bool | None = None      # fits: the study reached a local optimum before its trial limit
+
+    @property
+    def dotted(self) -> str:
+        return ".".join(self.key)
+
+
+def _p(key, raw, bench, file, how, noise=None, integer=True, digits=3) -> Param:
+    value = int(round(raw)) if integer else round(float(raw), digits)
+    return Param(tuple(key), value, float(raw), bench, file, "closed-form", how,
+                 None if noise is None else round(float(noise), 4), integer)
+
+
+def _spread(xs) -> float:
+    xs = [float(x) for x in xs]
+    return max(xs) - min(xs)
+
+
+def link_alu(R: Results) -> float:
+    """SEL + IADD of one mbarrier-chain link: add-only chain + half of (ISETP+SEL+IADD - add) (README)."""
+    add = R.stat("mbarrier_wait", "cycles_per_link", form="control_add_only", complete=1)
+    ctl = R.stat("mbarrier_wait", "cycles_per_link", form="control_alu", complete=1)
+    return add + (ctl - add) / 2
+
+
+def mbarrier(R: Results, out: dict) -> None:
+    alu = link_alu(R)
+    f = R.file_of("mbarrier_wait", form="test_wait", complete=1)
+    tw = [R.stat("mbarrier_wait", "cycles_per_link", form="test_wait", complete=c) for c in (1, 0)]
+    note = f"dependent-chain cycles per link minus its SEL+IADD ({alu:.1f}, from the ALU control chains)"
+    out["test_wait"] = _p(("mbarrier", "test_wait_cycles"), tw[0] - alu, "mbarrier_wait", f,
+                          "test_wait, phase complete: " + note, noise=_spread(tw))
+    out["try_wait"] = _p(("mbarrier", "try_wait_cycles"),
+                         R.stat("mbarrier_wait", "cycles_per_link", form="try_wait", complete=1) - alu,
+                         "mbarrier_wait", f, "try_wait (no hint), phase complete: " + note)
+
+
+def smem(R: Results, out: dict) -> None:
+    add = R.stat("mbarrier_wait", "cycles_per_link", form="control_add_only", complete=1)
+    lat = [R.stat("smem_bank", "latency_cycles", stride_words=s) for s in (1, 0)]   # both conflict-free
+    f = R.file_of("smem_bank", stride_words=1)
+    out["smem_lat"] = _p(("shared_memory", "latency_cycles"), lat[0] - add, "smem_bank", f,
+                         f"stride 1: ld.shared+add chain per link minus the add ({add:.1f})", noise=_spread(lat))
+    out["smem_bw"] = _p(("shared_memory", "bytes_per_cycle"), R.stat("smem_bandwidth", "bytes_per_cycle_per_sm"),
+                        "smem_bandwidth", R.file_of("smem_bandwidth"),
+                        "1024 threads, 16-byte ld.volatile.shared, conflict free")
+
+
+def caches(R: Results, out: dict) -> None:
+    l1 = R.one("pchase", level="l1")
+    if not l1.get("raw"):
+        raise MissingResult("pchase l1 has no raw per-load samples")
+    out["l1_lat"] = _p(("l1", "hit_latency_cycles"), st.mean(l1["raw"]), "pchase", l1["file"],
+                       "l1 (16 KiB, ld.global, warmed): mean per-load latency")
+    ft = R.one("pchase", level="l2_first_touch")
+    near = [x for x in ft.get("raw") or [] if x < 340]
+    far = [x for x in ft.get("raw") or [] if 340 <= x < 600]
+    if not near or not far:
+        raise MissingResult("pchase l2_first_touch has no raw samples in both modes (<340, 340-600 cycles)")
+    out["l2_near"] = _p(("l2", "near_latency_cycles"), st.median(near), "pchase", ft["file"],
+                        f"l2_first_touch: median of the lower mode (<340 cy, {len(near)} samples)")
+    out["l2_far"] = _p(("l2", "far_latency_cycles"), st.median(far), "pchase", ft["file"],
+                       f"l2_first_touch: median of the upper mode (340-600 cy, {len(far)} samples)")
+    dram = [R.stat("pchase", "per_load_median", level=lv) for lv in ("dram", "dram_1GB") if R.find("pchase", level=lv)]
+    l2 = [R.stat("pchase", "per_load_median", level=lv) for lv in ("l2", "l2_16MB") if R.find("pchase", level=lv)]
+    if not dram or not l2:
+        raise MissingResult("no pchase dram / l2 result")
+    noise = (_spread(dram) if len(dram) > 1 else 0.0) + (_spread(l2) if len(l2) > 1 else 0.0)
+    out["hbm_lat"] = _p(("hbm", "latency_cycles"), dram[0] - l2[0], "pchase", ft["file"],
+                        f"dram median {dram[0]:g} - l2 (warm) median {l2[0]:g} per-load latency",
+                        noise=noise if len(dram) > 1 or len(l2) > 1 else None)
+
+
+def l1_tags(R: Results, out: dict) -> None:
+    rows = [r for r in R.find("l1_scatter", lane_stride=6000, kind="hit") if r["params"].get("warps_per_sm", 0) >= 4]
+    if not rows:
+        raise MissingResult("no l1_scatter lane_stride=6000 hit result with >= 4 warps")
+    per = [float(r["stats"]["sm_cycles_per_line"]) for r in rows]
+    w8 = [float(r["stats"]["sm_cycles_per_line"]) for r in rows if r["params"].get("warps_per_sm") == 8] or per
+    out["l1_tag"] = _p(("l1", "tag_cycles_per_line"), w8[0], "l1_scatter", rows[0]["file"],
+                       "lane_stride 6000 hit (32 lines per warp-load), 8 warps: SM cycles per line",
+                       noise=_spread(per), integer=False)
+
+
+def tma(R: Results, out: dict) -> None:
+    t1 = R.one("tma_issue", n=1, bytes=1024, level="l2")
+    span1 = float(t1["stats"]["issue_span_median"])
+    out["tma_issue_lat"] = _p(("tma", "issue_latency_cycles"), span1 - 1, "tma_issue", t1["file"],
+                              "T(1) (1 KiB, L2-hot) minus its one issue slot", noise=_spread(t1.get("raw") or [span1]))
+    try_wait = out["try_wait"].value if "try_wait" in out else None
+    if try_wait is None:
+        raise MissingResult("tma.l2_latency_cycles needs mbarrier.try_wait_cycles (mbarrier_wait results)")
+    comp = float(t1["stats"]["completion_median"])
+    out["tma_l2"] = _p(("tma", "l2_latency_cycles"), comp - span1 - try_wait, "tma_issue", t1["file"],
+                       f"n=1 1 KiB L2-hot: completion {comp:g} - T(1) {span1:g} - mbarrier.try_wait {try_wait}")
+    adm = {r["params"]["n"]: float(r["stats"]["completion_median"])
+           for r in R.find("tma_admission", bytes=16384, level="l2")}
+    if 24 not in adm or 32 not in adm:
+        raise MissingResult("no tma_admission 16 KiB L2 results at n=24 and n=32")
+    # the same rate over the other 8-copy windows of the linear range (completion grows ~170 cycles a copy from N=2)
+    rates = [16384 * 8 / (adm[32] - adm[24])] + [16384 * 8 / (adm[a + 8] - adm[a]) for a in range(8, 24)
+                                                 if a in adm and a + 8 in adm]
+    out["tma_bw"] = _p(("tma", "request_bytes_per_cycle"), rates[0], "tma_admission",
+                       R.file_of("tma_admission", n=32, bytes=16384, level="l2"),
+                       "16 KiB x N L2-hot: 16 KiB x 8 / (completion(32) - completion(24)) (sustained per-SM rate; "
+                       "noise: the other 8-copy windows from N=8)",
+                       noise=_spread(rates) if len(rates) > 1 else None)
+
+
+def tensor_cores(R: Results, out: dict) -> None:
+    shapes = sorted({(r["params"]["dtype"], r["params"]["shape"]) for r in R.find("mma_sync", chains=1, warps=1)})
+    if not shapes:
+        raise MissingResult("no mma_sync results")
+    single = []
+    for dt, sh in shapes:
+        if dt == "e4m3":      # emulated on sm_90 (2 HMMA + conversions, README); the model expands it itself
+            continue
+        lat = R.one("mma_sync", dtype=dt, shape=sh, chains=1, warps=1)
+        key = ("tensor_core", "mma_sync", f"{dt}.{sh}")
+        out[f"mma_lat_{dt}_{sh}"] = _p(key + ("latency_cycles",), lat["stats"]["latency_cycles"], "mma_sync",
+                                       lat["file"], "1 warp, 1 dependent chain: slope of cycles vs iterations",
+                                       noise=_spread(lat.get("raw") or [0]))
+        sat = R.find("mma_sync", dtype=dt, shape=sh, chains=8, warps=16)
+        if sat:
+            s = sat[0]
+            out[f"mma_gap_{dt}_{sh}"] = _p(key + ("issue_gap_cycles",), 4 * float(s["stats"]["issue_gap_per_sm"]),
+                                           "mma_sync", s["file"],
+                                           "16 warps x 8 chains: 4 x SM issue gap (one sub-partition, saturated)",
+                                           noise=_spread(s.get("raw") or [0]) / 4)
+        w1 = R.find("mma_sync", dtype=dt, shape=sh, chains=8, warps=1)
+        if w1:
+            single.append((float(w1[0]["stats"]["issue_gap_per_warp"]), w1[0]))
+    if single:
+        g, r = min(single, key=lambda x: x[0])
+        out["mma_warp_gap"] = _p(("tensor_core", "mma_sync_warp_issue_gap_cycles"), g, "mma_sync", r["file"],
+                                 f"1 warp x 8 independent chains, fastest shape ({r['params']['dtype']}."
+                                 f"{r['params']['shape']})", noise=_spread(r.get("raw") or [0]))
+    tp = R.find("wgmma_throughput")
+    if tp:
+        fl = [float(x["stats"]["flop_per_cycle_per_sm"]) for x in tp]
+        one = [float(x["stats"]["flop_per_cycle_per_sm"]) for x in tp if x["params"].get("warpgroups") == 1]
+        out["wgmma_flop"] = _p(("tensor_core", "dense_fp16_flop_per_cycle_per_sm"), st.median(fl),
+                               "wgmma_throughput", tp[0]["file"], "median over N, SS/RS, 1-2 warpgroups",
+                               noise=_spread(one or fl))
+        lat = {x["params"]["n"]: float(x["stats"]["latency_cycles"]) for x in R.find("wgmma_latency", ab="ss")}
+        ivl = {x["params"]["n"]: float(x["stats"]["issue_interval_per_wg"])
+               for x in R.find("wgmma_throughput", ab="ss", warpgroups=1)}
+        tails = {n: lat[n] - ivl[n] for n in lat if n in ivl}
+        if tails:
+            n0 = min(tails, key=tails.get)
+            out["wgmma_tail"] = _p(("tensor_core", "completion_latency_cycles"), tails[n0] - 8, "wgmma_latency",
+                                   tp[0]["file"], f"min over N of SS latency - issue interval (N={n0}: "
+                                   f"{tails[n0]:g}) - 8 cycles of fence/commit/wait issue (estimate)")
+
+
+def dsm(R: Results, out: dict) -> None:
+    r = R.one("dsm_latency", target="remote")
+    out["dsm_lat"] = _p(("fabric", "dsm_latency_cycles"), r["stats"]["latency_cycles"], "dsm_latency", r["file"],
+                        "dependent ld.shared::cluster chain into the peer CTA (cluster 2)")
+
+
+def launch(R: Results, out: dict) -> None:
+    rows = R.find("cta_turnaround")
+    if not rows:
+        raise MissingResult("no cta_turnaround results")
+    ref = [r for r in rows if r["params"].get("threads") == 32 and r["params"].get("spin_cycles") == 2000] or rows
+    gap = float(ref[0]["stats"]["gap_median"])
+    out["launch"] = _p(("cta_scheduler", "launch_latency_cycles"), gap - 52, "cta_turnaround", ref[0]["file"],
+                       f"32 threads: median gap {gap:g} from a CTA's last clock to the next CTA's first, minus the 52 "
+                       "cycles the replay spends from that clock read to retire (tests/test_microbench_replay.py)",
+                       noise=_spread(float(r["stats"]["gap_median"]) for r in rows))
+
+
+def loaded(R: Results, out: dict) -> None:
+    rows = sorted(R.find("loaded_latency"), key=lambda r: r["stats"]["bg_gb_per_s"])
+    peak = max((float(x["stats"]["gb_per_s"]) for x in R.find("hbm_read")), default=None)
+    if len(rows) < 3 or not peak:
+        raise MissingResult("needs loaded_latency results and hbm_read (peak bandwidth)")
+    base = float(rows[0]["stats"]["latency_cycles"])
+    pts, prev = [], None
+    for r in rows[1:]:
+        bw = float(r["stats"]["bg_gb_per_s"])
+        if prev is not None and bw < 1.1 * prev:     # bandwidth stopped growing: queue-bound, past saturation
+            break
+        u = bw / peak
+        pts.append((u / (1 - u), float(r["stats"]["latency_cycles"]) - base, u))
+        prev = bw
+    sxx = sum(x * x for x, _, _ in pts)
+    a = sum(x * d for x, d, _ in pts) / sxx
+    # noise: the standard error of the slope (one curve, no repeats)
+    se = (sum((d - a * x) ** 2 for x, d, _ in pts) / (len(pts) - 1) / sxx) ** 0.5 if len(pts) > 1 else None
+    f = rows[0]["file"]
+    out["loaded"] = _p(("hbm", "loaded_latency_cycles"), a, "loaded_latency", f,
+                       f"least squares of latency - {base:.0f} = a u/(1-u) over {len(pts)} background loads below "
+                       f"saturation (u of hbm_read {peak:g} GB/s)", noise=se, integer=False, digits=1)
+    out["loaded_u"] = _p(("hbm", "loaded_latency_max_util"), max(u for _, _, u in pts), "loaded_latency", f,
+                         "highest background utilisation measured below saturation", integer=False, digits=2)
+
+
+#: in order: tma uses mbarrier's try_wait
+DERIVATIONS: list[tuple[str, Callable]] = [
+    ("mbarrier", mbarrier), ("shared memory", smem), ("caches / DRAM latency", caches), ("L1 tags", l1_tags),
+    ("TMA", tma), ("tensor cores", tensor_cores), ("DSM", dsm), ("CTA launch", launch), ("loaded DRAM", loaded)]
+
+
+def closed_form(R: Results) -> tuple[dict[str, Param], list[str]]:
+    """All closed-form values the results allow, and one line per group skipped (what was missing)."""
+    out: dict[str, Param] = {}
+    skipped = []
+    for name, fn in DERIVATIONS:
+        try:
+            fn(R, out)
+        except (MissingResult, KeyError, ZeroDivisionError, ValueError, st.StatisticsError) as e:
+            skipped.append(f"{name}: {e}")
+    return out, skipped
