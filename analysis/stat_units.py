@@ -105,6 +105,12 @@ def _family(component: str) -> str:
     return _DIGITS.sub("N", component)
 
 
+def _role_stat_info(component: str, stat: str):
+    from warpgraph.components.interfaces import stat_info
+
+    return stat_info(component, stat)
+
+
 def describe(component: str, stat: str) -> tuple[str, str]:
     """``(unit, description)`` of one stat row; unknown names get a unit from their suffix and an empty
     description."""
@@ -122,6 +128,9 @@ def describe(component: str, stat: str) -> tuple[str, str]:
     if fam == "cta_scheduler" and stat.startswith("limit."):
         unit, text = _FAMILY_DESC[fam]
         return unit, text.format(stat=stat.removeprefix("limit."))
+    info = _role_stat_info(component, stat)     # the graph components' own tables (l2.p0, sm3.sp1.stalls...)
+    if info is not None:
+        return info
     name = base[0] if acc else stat
     for suf, unit in _SUFFIX_UNITS:
         if name.endswith(suf):
