@@ -468,11 +468,13 @@ class _Remote:
             self.proc.join(timeout=5)
 
 
-def default_window(cfg, spec) -> int:
-    from warpgraph.runner.timing import sget
+#: cycles a view advances per window unless ``timing.partition_window`` is set (capped at half the CTA launch
+#: latency: a retired CTA's successor must not start inside the window that retired it)
+DEFAULT_WINDOW = 256
 
-    w = int(sget(spec, "timing.partition_window_cycles", 256) or 256)
-    return max(1, min(w, int(cfg.launch_latency) // 2))
+
+def default_window(cfg, spec=None) -> int:
+    return max(1, min(DEFAULT_WINDOW, int(cfg.launch_latency) // 2))
 
 
 def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycles: int | None = None,
@@ -484,13 +486,13 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     from warpgraph.components.cta_scheduler import CtaScheduler
     from warpgraph.runner.machine import build_machine
     from warpgraph.runner.timing import (BundleBuilder, _component_stats, _outcome, build_units, core_config, lower,
-                                         place_clusters, sget, sm_occupancy)
+                                         place_clusters, sm_occupancy)
 
     t_wall = time.perf_counter()
     jobs = int(jobs)
     if jobs < 1:
         raise UserError(f"jobs={jobs}", hint="one or more processes")
-    scope = str(sget(spec, "l2.coalesce_scope", "gpc"))
+    scope = str(spec.l2.coalesce_scope)
     if scope not in ("gpc", "none"):
         raise UserError(f"l2.coalesce_scope {scope} shares L2 lookups between GPCs; the partitioned timing "
                         f"(jobs for one launch) needs gpc or none", hint="l2.coalesce_scope: gpc, or no jobs")
@@ -504,7 +506,7 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     if window is not None:
         cfg.window = int(window)
     cfg.runahead_own = True   # a view's queue is sparse: run ahead of the SM's own time (components/sm_core.py)
-    probe_eng = Engine(ClockDomain("sm", float(sget(spec, "clocks.sm_mhz", 1755.0))))
+    probe_eng = Engine(ClockDomain("sm", float(spec.clocks.sm_mhz)))
     machine = build_machine(spec, probe_eng)
     if policy is None:
         cfg.policy = machine.policy
@@ -529,7 +531,7 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     merge = groups.balanced(cfg.subpartitions, probe)
     ctx = _Ctx(spec=spec, views=views, granularity=granularity, record=record, trace=trace, tables=tables, cfg=cfg, bundle=bundle, merge=merge,
                first_wave=first, core_cls=machine.sm_class, max_cycles=max_cycles,
-               sm_mhz=float(sget(spec, "clocks.sm_mhz", 1755.0)),
+               sm_mhz=float(spec.clocks.sm_mhz),
                write_back_ratio=float(getattr(trace, "write_back_ratio", 1.0)))
     busy = sorted(range(len(views)), key=lambda v: (-len(views[v]), v))
     n_workers = min(jobs, len(views))
