@@ -432,9 +432,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
             from warpgraph.analysis.perfetto import write_chrome_trace
 
             phase("writing trace")
-            from warpgraph.runner.timing import sget
-
-            m["trace"] = write_chrome_trace(events, trace_path, clock_mhz=float(sget(spec, "clocks.sm_mhz", 1755.0)))
+            m["trace"] = write_chrome_trace(events, trace_path, clock_mhz=float(spec.clocks.sm_mhz))
             m["trace"]["sms"] = sorted(events.sms) if events.sms is not None else None
             m["trace"]["window"] = list(events.window) if events.window is not None else None
     stats = out.stats
@@ -518,9 +516,8 @@ def _check(record, outputs):
 def _roofline(m: dict, spec, record=None, program=None, trace=None) -> dict:
     """analysis.roofline of the launch (useful FLOPs of the reference when known, else the executed tensor
     FLOPs of the trace; minimum DRAM bytes) with ``sim_over_bound`` = simulated / bound cycles, plus the
-    achieved-DRAM-traffic fields."""
-    from warpgraph.runner.timing import sget
-
+    achieved-DRAM-traffic fields. ``spec`` is the typed ArchSpec (its sections carry the one default of each
+    parameter: topologies/schema.py)."""
     out: dict = {}
     if record is not None:
         try:
@@ -534,9 +531,9 @@ def _roofline(m: dict, spec, record=None, program=None, trace=None) -> dict:
         cyc0 = m.get("cycles")
         out["sim_over_bound"] = (float(cyc0) / b) if b and cyc0 else None
 
-    n_sms = int(sget(spec, "sm.count", 132))
-    mhz = float(sget(spec, "clocks.sm_mhz", 1755.0))
-    bw = float(sget(spec, "hbm.bandwidth_gb_per_s", 4800)) * 1e9
+    n_sms = int(spec.sm.count)
+    mhz = float(spec.clocks.sm_mhz)
+    bw = float(spec.hbm.bandwidth_gb_per_s) * 1e9
     dram = m.get("dram_read_bytes", 0) + m.get("dram_write_bytes", 0)
     mem_cycles = dram / bw * mhz * 1e6 if bw else 0.0
     cyc = m.get("cycles", 0) or 1

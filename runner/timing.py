@@ -900,10 +900,10 @@ def _outcome(core: SMCore, eng, cfg, occ, tables, units, unit_names, wall, spec)
     dram_w = _find(ms, "dram_write_bytes", "write_bytes")
     l2b = _find(ms, "l2_bytes", "bytes")
     tcs = _unit_stats(tc)
-    # the mma_sync-only variant (rtx5090) declares no dense peak: utilisation is against Hopper's 4096 there
-    rate = float(sget(spec, "tensor_core.dense_fp16_flop_per_cycle_per_sm", 4096))
+    # the tensor variant's dense FP16 peak; the mma_sync-only variant (rtx5090) declares none: no utilisation (None)
+    peak = _typed(spec).tensor_core.dense_fp16_peak()
     flops = core.wgmma_flops + core.mma_flops
-    tensor_util = 100.0 * flops / (rate * cfg.n_sms * cycles) if cycles else 0.0
+    tensor_util = (round(100.0 * flops / (peak * cfg.n_sms * cycles), 3) if cycles else 0.0) if peak else None
     metrics = {
         "cycles": int(cycles),
         "warp_instructions": int(issued),
@@ -913,7 +913,7 @@ def _outcome(core: SMCore, eng, cfg, occ, tables, units, unit_names, wall, spec)
         "l2_bytes": int(l2b),
         "achieved_occupancy_pct": round(occ_pct, 3),
         "stall_ratios_per_issue": {k: round(v, 4) for k, v in ratios.items()},
-        "tensor_utilization_pct": round(tensor_util, 3),
+        "tensor_utilization_pct": tensor_util,
         "timing_wall_seconds": wall,
         "ctas_per_sm": occ.ctas_per_sm,
         "occupancy_limiter": occ.limiter,

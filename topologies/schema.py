@@ -177,6 +177,12 @@ class TensorCoreBase(Section):
     mma_sync_warp_issue_gap_cycles: Cycles = Field(0, description="cycles one warp needs between its own mma.sync "
                                                    "issues whatever the pipe accepts (0 = none)")
 
+    def dense_fp16_peak(self) -> int | None:
+        """Dense FP16 tensor FLOPs per cycle per SM that ``tensor_utilization_pct`` is measured against, or None
+        when the variant declares no dense peak (``mma_sync`` only: its throughput is the per-shape issue gaps of
+        ``mma_sync``, not a per-SM peak; the utilisation is then None, not a share of another GPU's peak)."""
+        return None
+
 
 class MmaSyncTensorCore(TensorCoreBase):
     """Only warp-synchronous mma.sync (Ampere-style; RTX 5090 / sm_120)."""
@@ -202,6 +208,9 @@ class WgmmaTensorCore(TensorCoreBase):
     register_file_bytes_per_cycle_per_subpartition: Cycles = Field(
         0, description="register-file bandwidth of a sub-partition; wgmma accumulator traffic takes its share of "
         "it and slows the other instructions issued meanwhile (0 = no slowdown)")
+
+    def dense_fp16_peak(self) -> int | None:
+        return self.dense_fp16_flop_per_cycle_per_sm
 
 
 class IdealQueueTensorCore(WgmmaTensorCore):
@@ -244,6 +253,9 @@ class Tcgen05TensorCore(TensorCoreBase):
     min_latency_cycles: Cycles = 11
     async_queue_depth: Cycles = Field(0, description="0 = unbounded")
     tmem: TmemSpec = Field(default_factory=TmemSpec, description="tensor memory (TMEM) of each SM")
+
+    def dense_fp16_peak(self) -> int | None:
+        return self.dense_fp16_flop_per_cycle_per_sm
 
 
 class _TmaBase(Section):
