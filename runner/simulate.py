@@ -111,6 +111,15 @@ def _l1_bytes_per_cta(record, program, spec, registers=None, shared_bytes=None) 
     return l1_bytes_per_cta(spec, occ)
 
 
+def _address_map(spec) -> dict:
+    """The functional pass's per-slice / per-channel byte counts (workloads/functional/addrmap.py): the spec's
+    slices, enabled channels and address-hash parameters (statistics only; the timing is partition-based)."""
+    l2, hbm = spec.l2, spec.hbm
+    return {"slices": int(l2.slices), "channels": int(hbm.channels_enabled or hbm.channels),
+            "slice_shift_bits": int(l2.slice_hash_shift_bits), "channel_shift_bits": int(hbm.channel_hash_shift_bits),
+            "interleave_bytes": int(hbm.channel_interleave_bytes)}
+
+
 def _run_functional(record, program, **kw):
     try:
         from warpgraph.workloads.functional import run_functional
@@ -300,6 +309,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     t_f = time.perf_counter()
     l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
     l1cap = _l1_bytes_per_cta(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"))
+    amap = _address_map(spec)
     lazy_info = None
     if lazy and mode == "timing":
         # flat memory (workloads/functional/lazy.py): batches run as their CTAs launch, dropped once read
@@ -313,20 +323,21 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         from warpgraph.workloads.functional.run import FunctionalResult
 
         lt = lazy_trace(record, program, compute_values=False, max_steps=max_steps,
-                        max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+                        max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap,
+                        address_map=amap)
         fres = FunctionalResult(None, lt, 0, ctas_executed=lt.n_ctas)
         trace_cache_state = "off"
     elif subset is not None:
         fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
                                max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap,
-                               ctas=subset)
+                               ctas=subset, address_map=amap)
         trace_cache_state = "off"
     else:
         fres, trace_cache_state = _functional_pass(
             record, program, trace_cache,
             {"mode": mode, "sample": _sample_key(sample, seed) if mode == "sampled" else None, "waves": waves},
             want_trace=True, compute_values=compute, max_steps=max_steps, max_wall_seconds=max_wall_seconds,
-            l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+            l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, address_map=amap)
     if smp is not None and subset is not None:   # the unsampled CTAs' share of the DRAM first touches (runner/sampling.py)
         # (on the same device memory: the block's addresses and control flow are what it measures)
         smp.calibrate_first_touches(fres.trace, lambda ctas: _run_functional(
@@ -387,7 +398,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
             placed = dict(getattr(out.core, "placed", {}) or {})
             fres2 = _run_functional(record, program, want_trace=True, compute_values=True, clock_oracle=oracle,
                                     max_steps=max_steps, max_wall_seconds=max_wall_seconds, sm_of_cta=(lambda c, _p=placed: _p.get(c, 0)),
-                                    l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+                                    l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, address_map=amap)
             n2 = int(getattr(fres2, "dynamic_warp_instructions", 0) or 0)
             if n2 == n_prev or fres2.trace is None:
                 break

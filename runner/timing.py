@@ -735,7 +735,7 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
                               hint="a bar.sync / mbarrier wait that can never complete (see the listed warps)")
     wall = time.perf_counter() - t_wall
     out = _outcome(core, eng, cfg, occ, tables, (mem, smem, tma, mbar, tc), unit_names, wall, spec)
-    _component_stats(out.stats, core, machine)
+    _component_stats(out.stats, core, machine, trace)
     m = out.metrics
     m["bundles"] = groups.bundles
     m["bundled"] = groups.bundle
@@ -807,10 +807,28 @@ def _attach_recorder(rec, core, units, cfg, spec, trace, assignment, occ) -> Non
         mbar.sm_of_key = lambda key: cta_sm.get(int(key) >> 32, -1)
 
 
-def _component_stats(st: Stats, core, machine) -> None:
+def _address_stats(st: Stats, trace) -> None:
+    """Bytes per L2 slice (``l2.s{i}``) and per HBM channel (``hbm.c{i}``) that the functional pass counted from
+    the line addresses (workloads/functional/addrmap.py: statistics only, the timing is partition-based); none
+    when the trace has no counts (a trace of ``run_functional`` without ``address_map``)."""
+    ac = getattr(trace, "address_counts", None)
+    if not ac:
+        return
+    for i, (r, w) in enumerate(zip(ac["l2_read_bytes"], ac["l2_write_bytes"])):
+        g = st.group(f"l2.s{i}")
+        g.set("read_bytes", r)
+        g.set("write_bytes", w)
+    for i, (r, w) in enumerate(zip(ac["dram_read_bytes"], ac["dram_write_bytes"])):
+        g = st.group(f"hbm.c{i}")
+        g.set("read_bytes", r)
+        g.set("write_bytes", w)
+
+
+def _component_stats(st: Stats, core, machine, trace=None) -> None:
     """Statistics per graph component (components/interfaces.py ROLE_STATS: units, descriptions): L1, crossbar,
-    L2 (hit / miss; bytes and busy cycles per partition), HBM per partition, GX planes, per-SM and
-    per-sub-partition stall counts; annotates every known row."""
+    L2 (hit / miss; bytes and busy cycles per partition; bytes per slice from the functional pass's addresses),
+    HBM per partition and per channel, GX planes, per-SM and per-sub-partition stall counts; annotates every
+    known row."""
     from warpgraph.components.interfaces import stat_info
 
     if machine is not None:
@@ -842,6 +860,8 @@ def _component_stats(st: Stats, core, machine) -> None:
             gs = st.group(f"fabric.gx{p.plane}")
             gs.set("bytes", dsm.get(f"gx{p.plane}.bytes", 0))
             gs.set("enabled", int(p.enabled))
+    if trace is not None:
+        _address_stats(st, trace)
     sp_stall = getattr(core, "sp_stall", None)
     for sm, row in enumerate(core.sm_stall):
         if any(row):
