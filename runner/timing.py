@@ -26,7 +26,9 @@ __all__ = ["lower", "core_config", "build_units", "run_timing", "TimingOutcome",
 
 
 def sget(spec, path: str, default):
-    """``spec.a.b`` (attributes or dict keys) or ``default`` (tables and configs read from partial specs)."""
+    """``spec.a.b`` (attributes or dict keys) or ``default``: for partial specs (dicts, test doubles). Kept for the
+    tests' stand-in units (tests/standin_units.py) and replays; the simulator itself reads the typed sections
+    (:func:`_typed`: one default per parameter, in topologies/schema.py) and has no ``sget`` call."""
     cur = spec
     for part in path.split("."):
         if cur is None:
