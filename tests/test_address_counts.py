@@ -165,3 +165,13 @@ def test_trace_cache_keeps_the_counts(tmp_path):
     z = {k: v for k, v in tc._to_arrays(t).items()}
     assert tc._from_arrays(z, t.program).address_counts == t.address_counts
     assert run_functional(rec, compute_values=False).trace.address_counts is None
+
+
+def test_the_lazy_trace_counts_the_same_bytes(tmp_path):
+    rec = _record(tmp_path, 32)
+    eager = simulate(rec, "h200", trace_cache=False)
+    lazy = simulate(rec, "h200", trace_cache=False, lazy=True)
+    assert lazy.metrics["functional_trace"]["lazy"]
+    for pat in (r"l2\.s\d+", r"hbm\.c\d+"):
+        for stat in ("read_bytes", "write_bytes"):
+            assert np.array_equal(_rows(eager, pat, stat), _rows(lazy, pat, stat))
