@@ -125,6 +125,11 @@ def peaks_from_spec(spec) -> dict:
     }
 
 
+def _nan_if_none(v):
+    """A metric that may be None (``tensor_utilization_pct`` of a variant with no dense tensor peak) as NaN."""
+    return math.nan if v is None else v
+
+
 def _frame_from_totals(src, spec, **kw):
     """One bucket [0, cycles) from a run's metrics (RunResult or metrics dict)."""
     import pandas as pd
@@ -142,7 +147,7 @@ def _frame_from_totals(src, spec, **kw):
     row = {
         "t_start": 0.0, "t_end": cyc,
         "issue_pct": 100.0 * issued / (n_sms * nsp * cyc) if cyc else math.nan,
-        "tensor_pct": float(m.get("tensor_utilization_pct", math.nan)),
+        "tensor_pct": float(_nan_if_none(m.get("tensor_utilization_pct"))),
         "tma_pct": math.nan,
         "hbm_pct": 100.0 * dram / (hbm * cyc) if hbm and cyc else math.nan,
         "l2_pct": 100.0 * l2b / (l2 * cyc) if l2 and cyc else math.nan,

@@ -175,7 +175,7 @@ def _print_table(res) -> None:
     for k in ("cycles", "warp_instructions", "ptx_warp_instructions", "dram_read_bytes", "dram_write_bytes",
               "l2_bytes", "achieved_occupancy_pct", "tensor_utilization_pct", "ctas_per_sm", "wall_seconds",
               "simulated_cycles_per_second", "warp_instructions_per_second"):
-        if k in m:
+        if m.get(k) is not None:     # tensor_utilization_pct is None when the variant declares no dense peak
             mv = meas.get(mk.get(k, ""), "")
             t.add_row(k, _fmt(m[k]), _fmt(mv) if mv != "" else "")
     rf = m.get("roofline") or {}

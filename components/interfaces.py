@@ -200,16 +200,31 @@ ROLE_STATS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
                         "read_bytes": ("bytes", "bytes read at the slices (lts__t reads)"),
                         "write_bytes": ("bytes", "bytes written at the slices")},
                  "l2.p{i}": {"read_bytes": ("bytes", "bytes read at this partition's slices (ld, cp.async, "
-                                            "atomics, TMA loads; lines are split between partitions by the "
-                                            "model's rotation, not by address: no per-slice counts exist)"),
+                                            "atomics, TMA loads; the timing splits lines between partitions by "
+                                            "its rotation, not by address: per-slice bytes by address are "
+                                            "l2.s{i})"),
                              "write_bytes": ("bytes", "bytes written at this partition's slices (st, TMA stores)"),
                              "busy_cycles": ("cycles", "busy cycles of the partition's slice server"),
-                             "slices": ("slices", "slices the partition's server aggregates")}},
+                             "slices": ("slices", "slices the partition's server aggregates")},
+                 "l2.s{i}": {"read_bytes": ("bytes", "32-B sectors x 32 that the functional pass's loads, "
+                                            "cp.async, atomics (once) and TMA / bulk loads request from this "
+                                            "slice (line address -> slice: XOR-fold hash, l2.slice_hash_shift_bits, "
+                                            "a stand-in for the unpublished hash; statistics only, the timing is "
+                                            "per partition; before lookup coalescing)"),
+                             "write_bytes": ("bytes", "32-B sectors x 32 that stores, TMA and bulk stores write "
+                                             "at this slice (same hash)")}},
     "hbm_channel": {"hbm.p{i}": {"read_bytes": ("bytes", "DRAM bytes read through this partition's channels"),
                                  "write_bytes": ("bytes", "DRAM bytes written through this partition's channels"),
                                  "busy_cycles": ("cycles", "busy cycles of the partition's channel server"),
-                                 "channels": ("channels", "enabled channels of the partition (no per-channel "
-                                              "counts: one server per partition)")}},
+                                 "channels": ("channels", "enabled channels of the partition (one server per "
+                                              "partition; per-channel bytes by address are hbm.c{i})")},
+                    "hbm.c{i}": {"read_bytes": ("bytes", "DRAM bytes read through this channel: the sectors the "
+                                                "functional L2 model (LRU, l2.reuse_capacity_bytes) misses, by "
+                                                "address (hbm.channel_interleave_bytes chunks, XOR-fold hash: a "
+                                                "stand-in; statistics only)"),
+                                 "write_bytes": ("bytes", "DRAM bytes written through this channel: the dirty "
+                                                 "sectors that model writes back (evicted while dirty), by "
+                                                 "address (same hash)")}},
     "gx_plane": {"fabric.gx{i}": {"bytes": ("bytes", "DSM bytes carried by this GX plane"),
                                   "enabled": ("flag", "1 if the plane is enabled")}},
     "tma": {"tma": {"loads": ("transactions", "bulk tensor loads"), "stores": ("transactions", "bulk stores"),

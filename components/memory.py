@@ -14,7 +14,8 @@ Model (paper III, hopper-blackwell-facts.md 2.2):
   line to a partition by a multiplicative hash of a per-SM counter; larger requests spread their sectors evenly
   over the partitions. The slices of a partition are served by one aggregate fluid server of capacity
   ``slices_per_partition × bytes_per_cycle_per_slice`` (converted from the L2 clock to SM cycles); traffic and
-  busy cycles are counted per partition (``l2_part_read`` / ``l2_part_write``), not per slice. An SM's near
+  busy cycles are counted per partition (``l2_part_read`` / ``l2_part_write``), not per slice (bytes per slice by
+  address are the functional pass's statistics, workloads/functional/addrmap.py). An SM's near
   partition is the one whose index equals ``sm * partitions // sm.count``; a line in the other partition pays
   ``far_latency_cycles`` instead of ``near_latency_cycles``. A line the CTA read before (the trace marks it:
   workloads/functional/memops.py ``_warm_lines``) has a copy in the near partition (H200 pointer chases: near / far

@@ -7,11 +7,13 @@ per-SM response ports of ``xbar``, ``L2Slices`` the ``l2.s*`` slices, ``HbmChann
 The memory system binds their state lists once, so the hot path makes no extra calls.
 
 Granularity of the statistics: the functional trace carries no per-request line addresses (a request is its
-sector / line / first-touch counts: workloads/functional/memops.py ``gmem_payload``), so no address hash picks a
-slice or a channel. A partition's slices are one bandwidth server and its channels another, and a request's lines
-are split between the partitions by a deterministic rotation (:meth:`L2Slices.split`). The statistics are
-therefore per partition (``l2.p{i}``, ``hbm.p{i}``: what the model simulates); there are no per-slice or
-per-channel counts, which would only be a partition's traffic divided evenly.
+sector / line / first-touch counts: workloads/functional/memops.py ``gmem_payload``), so the timing hashes no
+address to a slice or a channel. A partition's slices are one bandwidth server and its channels another, and a
+request's lines are split between the partitions by a deterministic rotation (:meth:`L2Slices.split`). The timing
+statistics here are therefore per partition (``l2.p{i}``, ``hbm.p{i}``: what the model simulates). Bytes per
+slice (``l2.s{i}``) and per channel (``hbm.c{i}``) are counted by the functional pass, which sees the addresses,
+through documented stand-in hashes (workloads/functional/addrmap.py; runner/timing.py ``_address_stats``): they
+feed no timing, and a slice's index does not say which partition the rotation sent its lines to.
 """
 from __future__ import annotations
 
@@ -88,8 +90,9 @@ class Crossbar:
 @register_component(role="l2_slice", kind="default")
 class L2Slices:
     """``l2.slices`` slices in ``l2.partitions`` partitions; a partition's slices are one aggregate fluid server of
-    ``slices_per_partition × bytes_per_cycle_per_slice`` (L2 clock converted to SM cycles). Lines are not hashed
-    to slices (the trace has no per-request addresses; ``l2.hash`` has the one value ``rotation``): a request of
+    ``slices_per_partition × bytes_per_cycle_per_slice`` (L2 clock converted to SM cycles). The timing hashes no
+    line to a slice (the trace has no per-request addresses; ``l2.hash`` has the one value ``rotation``; per-slice
+    bytes by address are the functional pass's, workloads/functional/addrmap.py): a request of
     up to ``small_lines`` lines is split line by line between the partitions by a multiplicative hash of a per-SM
     counter, a larger one evenly. An SM's near partition is ``sm * partitions // sm.count``; far lines pay
     ``far_latency_cycles``."""
@@ -161,7 +164,7 @@ class HbmChannels:
 
     def stats(self, mem) -> dict:
         """Per partition ``p{i}``: DRAM bytes read / written through its channels, its server's busy cycles and
-        the enabled channels it has (module docstring: no per-channel counts)."""
+        the enabled channels it has (per-channel bytes by address: ``hbm.c{i}``, module docstring)."""
         P = len(self.servers)
         n = self.enabled
         return {f"p{p}": {"read_bytes": mem.hbm_part_read[p], "write_bytes": mem.hbm_part_write[p],

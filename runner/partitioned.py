@@ -668,7 +668,7 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     eng0.events_processed = events
     wall = time.perf_counter() - t_wall
     out = _outcome(core0, eng0, cfg, occ, tables, units0, unit_names, wall, spec)
-    _component_stats(out.stats, core0, machine0)
+    _component_stats(out.stats, core0, machine0, trace)
     m = out.metrics
     m["bundles"] = nb
     m["bundled"] = groups.bundle

@@ -479,7 +479,7 @@ class Sample:
         cycles = raw + int(round(tail[0]))
         m["cycles"] = cycles
         out.stats.group("gpu").set("cycles", cycles)
-        if "tensor_utilization_pct" in m:
+        if m.get("tensor_utilization_pct") is not None:     # None: the variant declares no dense peak
             m["tensor_utilization_pct"] = round(m["tensor_utilization_pct"] * sf * raw / max(1, cycles), 3)
         err = self.error_terms(core, cycles, tail)
         m["sampling"] = {

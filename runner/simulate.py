@@ -111,6 +111,15 @@ def _l1_bytes_per_cta(record, program, spec, registers=None, shared_bytes=None) 
     return l1_bytes_per_cta(spec, occ)
 
 
+def _address_map(spec) -> dict:
+    """The functional pass's per-slice / per-channel byte counts (workloads/functional/addrmap.py): the spec's
+    slices, enabled channels and address-hash parameters (statistics only; the timing is partition-based)."""
+    l2, hbm = spec.l2, spec.hbm
+    return {"slices": int(l2.slices), "channels": int(hbm.channels_enabled or hbm.channels),
+            "slice_shift_bits": int(l2.slice_hash_shift_bits), "channel_shift_bits": int(hbm.channel_hash_shift_bits),
+            "interleave_bytes": int(hbm.channel_interleave_bytes)}
+
+
 def _run_functional(record, program, **kw):
     try:
         from warpgraph.workloads.functional import run_functional
@@ -300,6 +309,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     t_f = time.perf_counter()
     l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
     l1cap = _l1_bytes_per_cta(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"))
+    amap = _address_map(spec)
     lazy_info = None
     if lazy and mode == "timing":
         # flat memory (workloads/functional/lazy.py): batches run as their CTAs launch, dropped once read
@@ -313,20 +323,21 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         from warpgraph.workloads.functional.run import FunctionalResult
 
         lt = lazy_trace(record, program, compute_values=False, max_steps=max_steps,
-                        max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+                        max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap,
+                        address_map=amap)
         fres = FunctionalResult(None, lt, 0, ctas_executed=lt.n_ctas)
         trace_cache_state = "off"
     elif subset is not None:
         fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
                                max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap,
-                               ctas=subset)
+                               ctas=subset, address_map=amap)
         trace_cache_state = "off"
     else:
         fres, trace_cache_state = _functional_pass(
             record, program, trace_cache,
             {"mode": mode, "sample": _sample_key(sample, seed) if mode == "sampled" else None, "waves": waves},
             want_trace=True, compute_values=compute, max_steps=max_steps, max_wall_seconds=max_wall_seconds,
-            l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+            l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, address_map=amap)
     if smp is not None and subset is not None:   # the unsampled CTAs' share of the DRAM first touches (runner/sampling.py)
         # (on the same device memory: the block's addresses and control flow are what it measures)
         smp.calibrate_first_touches(fres.trace, lambda ctas: _run_functional(
@@ -387,7 +398,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
             placed = dict(getattr(out.core, "placed", {}) or {})
             fres2 = _run_functional(record, program, want_trace=True, compute_values=True, clock_oracle=oracle,
                                     max_steps=max_steps, max_wall_seconds=max_wall_seconds, sm_of_cta=(lambda c, _p=placed: _p.get(c, 0)),
-                                    l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap)
+                                    l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, address_map=amap)
             n2 = int(getattr(fres2, "dynamic_warp_instructions", 0) or 0)
             if n2 == n_prev or fres2.trace is None:
                 break
@@ -432,9 +443,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
             from warpgraph.analysis.perfetto import write_chrome_trace
 
             phase("writing trace")
-            from warpgraph.runner.timing import sget
-
-            m["trace"] = write_chrome_trace(events, trace_path, clock_mhz=float(sget(spec, "clocks.sm_mhz", 1755.0)))
+            m["trace"] = write_chrome_trace(events, trace_path, clock_mhz=float(spec.clocks.sm_mhz))
             m["trace"]["sms"] = sorted(events.sms) if events.sms is not None else None
             m["trace"]["window"] = list(events.window) if events.window is not None else None
     stats = out.stats
@@ -518,9 +527,8 @@ def _check(record, outputs):
 def _roofline(m: dict, spec, record=None, program=None, trace=None) -> dict:
     """analysis.roofline of the launch (useful FLOPs of the reference when known, else the executed tensor
     FLOPs of the trace; minimum DRAM bytes) with ``sim_over_bound`` = simulated / bound cycles, plus the
-    achieved-DRAM-traffic fields."""
-    from warpgraph.runner.timing import sget
-
+    achieved-DRAM-traffic fields. ``spec`` is the typed ArchSpec (its sections carry the one default of each
+    parameter: topologies/schema.py)."""
     out: dict = {}
     if record is not None:
         try:
@@ -534,9 +542,9 @@ def _roofline(m: dict, spec, record=None, program=None, trace=None) -> dict:
         cyc0 = m.get("cycles")
         out["sim_over_bound"] = (float(cyc0) / b) if b and cyc0 else None
 
-    n_sms = int(sget(spec, "sm.count", 132))
-    mhz = float(sget(spec, "clocks.sm_mhz", 1755.0))
-    bw = float(sget(spec, "hbm.bandwidth_gb_per_s", 4800)) * 1e9
+    n_sms = int(spec.sm.count)
+    mhz = float(spec.clocks.sm_mhz)
+    bw = float(spec.hbm.bandwidth_gb_per_s) * 1e9
     dram = m.get("dram_read_bytes", 0) + m.get("dram_write_bytes", 0)
     mem_cycles = dram / bw * mhz * 1e6 if bw else 0.0
     cyc = m.get("cycles", 0) or 1

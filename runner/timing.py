@@ -26,7 +26,9 @@ __all__ = ["lower", "core_config", "build_units", "run_timing", "TimingOutcome",
 
 
 def sget(spec, path: str, default):
-    """``spec.a.b`` (attributes or dict keys) or ``default`` (tables and configs read from partial specs)."""
+    """``spec.a.b`` (attributes or dict keys) or ``default``: for partial specs (dicts, test doubles). Kept for the
+    tests' stand-in units (tests/standin_units.py) and replays; the simulator itself reads the typed sections
+    (:func:`_typed`: one default per parameter, in topologies/schema.py) and has no ``sget`` call."""
     cur = spec
     for part in path.split("."):
         if cur is None:
@@ -735,7 +737,7 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
                               hint="a bar.sync / mbarrier wait that can never complete (see the listed warps)")
     wall = time.perf_counter() - t_wall
     out = _outcome(core, eng, cfg, occ, tables, (mem, smem, tma, mbar, tc), unit_names, wall, spec)
-    _component_stats(out.stats, core, machine)
+    _component_stats(out.stats, core, machine, trace)
     m = out.metrics
     m["bundles"] = groups.bundles
     m["bundled"] = groups.bundle
@@ -807,10 +809,28 @@ def _attach_recorder(rec, core, units, cfg, spec, trace, assignment, occ) -> Non
         mbar.sm_of_key = lambda key: cta_sm.get(int(key) >> 32, -1)
 
 
-def _component_stats(st: Stats, core, machine) -> None:
+def _address_stats(st: Stats, trace) -> None:
+    """Bytes per L2 slice (``l2.s{i}``) and per HBM channel (``hbm.c{i}``) that the functional pass counted from
+    the line addresses (workloads/functional/addrmap.py: statistics only, the timing is partition-based); none
+    when the trace has no counts (a trace of ``run_functional`` without ``address_map``)."""
+    ac = getattr(trace, "address_counts", None)
+    if not ac:
+        return
+    for i, (r, w) in enumerate(zip(ac["l2_read_bytes"], ac["l2_write_bytes"])):
+        g = st.group(f"l2.s{i}")
+        g.set("read_bytes", r)
+        g.set("write_bytes", w)
+    for i, (r, w) in enumerate(zip(ac["dram_read_bytes"], ac["dram_write_bytes"])):
+        g = st.group(f"hbm.c{i}")
+        g.set("read_bytes", r)
+        g.set("write_bytes", w)
+
+
+def _component_stats(st: Stats, core, machine, trace=None) -> None:
     """Statistics per graph component (components/interfaces.py ROLE_STATS: units, descriptions): L1, crossbar,
-    L2 (hit / miss; bytes and busy cycles per partition), HBM per partition, GX planes, per-SM and
-    per-sub-partition stall counts; annotates every known row."""
+    L2 (hit / miss; bytes and busy cycles per partition; bytes per slice from the functional pass's addresses),
+    HBM per partition and per channel, GX planes, per-SM and per-sub-partition stall counts; annotates every
+    known row."""
     from warpgraph.components.interfaces import stat_info
 
     if machine is not None:
@@ -842,6 +862,8 @@ def _component_stats(st: Stats, core, machine) -> None:
             gs = st.group(f"fabric.gx{p.plane}")
             gs.set("bytes", dsm.get(f"gx{p.plane}.bytes", 0))
             gs.set("enabled", int(p.enabled))
+    if trace is not None:
+        _address_stats(st, trace)
     sp_stall = getattr(core, "sp_stall", None)
     for sm, row in enumerate(core.sm_stall):
         if any(row):
@@ -900,10 +922,10 @@ def _outcome(core: SMCore, eng, cfg, occ, tables, units, unit_names, wall, spec)
     dram_w = _find(ms, "dram_write_bytes", "write_bytes")
     l2b = _find(ms, "l2_bytes", "bytes")
     tcs = _unit_stats(tc)
-    # the mma_sync-only variant (rtx5090) declares no dense peak: utilisation is against Hopper's 4096 there
-    rate = float(sget(spec, "tensor_core.dense_fp16_flop_per_cycle_per_sm", 4096))
+    # the tensor variant's dense FP16 peak; the mma_sync-only variant (rtx5090) declares none: no utilisation (None)
+    peak = _typed(spec).tensor_core.dense_fp16_peak()
     flops = core.wgmma_flops + core.mma_flops
-    tensor_util = 100.0 * flops / (rate * cfg.n_sms * cycles) if cycles else 0.0
+    tensor_util = (round(100.0 * flops / (peak * cfg.n_sms * cycles), 3) if cycles else 0.0) if peak else None
     metrics = {
         "cycles": int(cycles),
         "warp_instructions": int(issued),
@@ -913,7 +935,7 @@ def _outcome(core: SMCore, eng, cfg, occ, tables, units, unit_names, wall, spec)
         "l2_bytes": int(l2b),
         "achieved_occupancy_pct": round(occ_pct, 3),
         "stall_ratios_per_issue": {k: round(v, 4) for k, v in ratios.items()},
-        "tensor_utilization_pct": round(tensor_util, 3),
+        "tensor_utilization_pct": tensor_util,
         "timing_wall_seconds": wall,
         "ctas_per_sm": occ.ctas_per_sm,
         "occupancy_limiter": occ.limiter,

@@ -161,6 +161,7 @@ def _to_arrays(trace) -> dict[str, np.ndarray]:
             "write_back_ratio": float(getattr(trace, "write_back_ratio", 1.0)),
             "cluster": [int(c) for c in (getattr(trace, "cluster", None) or (1, 1, 1))],
             "l2_stats": getattr(trace, "l2_stats", None),
+            "address_counts": getattr(trace, "address_counts", None),
             "wpc": [int(b.wpc) for b in trace.batches], "n_batches": len(trace.batches)}
     out = {"meta": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
     for i, b in enumerate(trace.batches):
@@ -195,6 +196,7 @@ def _from_arrays(z, program):
     t.cluster = tuple(meta.get("cluster") or (1, 1, 1))
     if meta.get("l2_stats") is not None:
         t.l2_stats = meta["l2_stats"]
+    t.address_counts = meta.get("address_counts")
     return t
 
 

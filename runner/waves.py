@@ -152,7 +152,7 @@ class WavePlan:
         for key in ("warp_instructions", "ptx_warp_instructions", "dram_read_bytes", "dram_write_bytes", "l2_bytes"):
             if key in m:
                 m[key] = int(round(m[key] * sf))
-        if "tensor_utilization_pct" in m:
+        if m.get("tensor_utilization_pct") is not None:     # None: the variant declares no dense peak
             m["tensor_utilization_pct"] = round(m["tensor_utilization_pct"] * sf * raw / max(1, cycles), 3)
         m["cycles"] = cycles
         out.stats.group("gpu").set("cycles", cycles)

@@ -24,6 +24,16 @@ def test_sm120_records_functional_and_timing_on_rtx5090(name):
     tc = {s: v for c, s, v in zip(df["component"], df["stat"], df["value"]) if c == "tensor_core"}
     assert tc["mma_sync.count"] > 0 and tc.get("async.count", 0) == 0
     assert r.metrics["cycles"] > 0
+    # the mma_sync-only variant declares no dense tensor peak: no utilisation (not a share of Hopper's 4096)
+    assert r.metrics["tensor_utilization_pct"] is None
+
+
+def test_dense_tensor_peak_is_typed_per_variant():
+    from warpgraph.topologies import load_arch
+
+    assert load_arch("rtx5090").tensor_core.dense_fp16_peak() is None
+    assert load_arch("h200").tensor_core.dense_fp16_peak() == load_arch("h200").tensor_core.dense_fp16_flop_per_cycle_per_sm
+    assert load_arch("b200").tensor_core.dense_fp16_peak() == 8192
 
 
 def test_realistic_sm120_records_are_bundled():

@@ -177,6 +177,12 @@ class TensorCoreBase(Section):
     mma_sync_warp_issue_gap_cycles: Cycles = Field(0, description="cycles one warp needs between its own mma.sync "
                                                    "issues whatever the pipe accepts (0 = none)")
 
+    def dense_fp16_peak(self) -> int | None:
+        """Dense FP16 tensor FLOPs per cycle per SM that ``tensor_utilization_pct`` is measured against, or None
+        when the variant declares no dense peak (``mma_sync`` only: its throughput is the per-shape issue gaps of
+        ``mma_sync``, not a per-SM peak; the utilisation is then None, not a share of another GPU's peak)."""
+        return None
+
 
 class MmaSyncTensorCore(TensorCoreBase):
     """Only warp-synchronous mma.sync (Ampere-style; RTX 5090 / sm_120)."""
@@ -202,6 +208,9 @@ class WgmmaTensorCore(TensorCoreBase):
     register_file_bytes_per_cycle_per_subpartition: Cycles = Field(
         0, description="register-file bandwidth of a sub-partition; wgmma accumulator traffic takes its share of "
         "it and slows the other instructions issued meanwhile (0 = no slowdown)")
+
+    def dense_fp16_peak(self) -> int | None:
+        return self.dense_fp16_flop_per_cycle_per_sm
 
 
 class IdealQueueTensorCore(WgmmaTensorCore):
@@ -244,6 +253,9 @@ class Tcgen05TensorCore(TensorCoreBase):
     min_latency_cycles: Cycles = 11
     async_queue_depth: Cycles = Field(0, description="0 = unbounded")
     tmem: TmemSpec = Field(default_factory=TmemSpec, description="tensor memory (TMEM) of each SM")
+
+    def dense_fp16_peak(self) -> int | None:
+        return self.dense_fp16_flop_per_cycle_per_sm
 
 
 class _TmaBase(Section):
@@ -327,10 +339,15 @@ class L2Spec(Section):
     near_latency_cycles: Cycles = 258
     far_latency_cycles: Cycles = 414
     bytes_per_cycle_per_slice: PosInt = 32
-    hash: str = Field("rotation", description="how a request's lines are split between the L2 partitions: "
-                      "'rotation', the only model (a deterministic per-SM rotation, components/memory_parts.py "
-                      "L2Slices.split); the trace carries no per-request addresses, so no address hash (IPOLY, "
-                      "modulo) is modelled")
+    hash: str = Field("rotation", description="how the timing pass splits a request's lines between the L2 "
+                      "partitions: 'rotation', the only model (a deterministic per-SM rotation, "
+                      "components/memory_parts.py L2Slices.split); the trace carries no per-request addresses, so "
+                      "the timing hashes none (the per-slice statistics do: slice_hash_shift_bits)")
+    slice_hash_shift_bits: Annotated[int, Field(ge=1, le=47)] = Field(
+        7, description="statistics only (RunResult.stats l2.s{i}; workloads/functional/addrmap.py): a 128-B line "
+        "goes to slice (L ^ L>>s ^ L>>2s ^ ...) mod slices, L = the line address, s = this shift. The H100 / H200 "
+        "slice hash is not public: a documented stand-in, not a measurement; the simulated cycles do not depend "
+        "on it")
     reuse_capacity_bytes: Bytes | None = Field(None, description="capacity an LRU over 128-B lines must have to "
                                                 "reproduce measured reuse and dirty write-back (None = size_bytes)")
     fill_store_gb_per_s: PosFloat | None = Field(
@@ -365,7 +382,8 @@ class L2Spec(Section):
             raise ValueError(f"hash={v!r} is not modelled: the timing model does not hash line addresses to L2 "
                              "slices (the functional trace carries no per-request addresses); lines are split "
                              "between the partitions by a deterministic rotation, so this value would be ignored. "
-                             "Remove the key (its one value is 'rotation')")
+                             "Remove the key (its one value is 'rotation'; the per-slice statistics' address hash "
+                             "is slice_hash_shift_bits)")
         return v
 
     @model_validator(mode="after")
@@ -399,6 +417,20 @@ class HbmSpec(Section):
                                          "minimum (exponential tail): a read waits for the slowest of its n DRAM "
                                          "lines, + this x (H_n - 1) cycles (H_n harmonic), scaled with the loaded "
                                          "latency (0 = off)")
+    channel_interleave_bytes: Annotated[int, Field(ge=128, le=1 << 30)] = Field(
+        512, description="statistics only (RunResult.stats hbm.c{i}; workloads/functional/addrmap.py): an "
+        "aligned chunk of this many bytes (a power of 2) sits on one channel. Not public for H100 / H200: "
+        "512 B (4 lines) is a stand-in; the simulated cycles do not depend on it")
+    channel_hash_shift_bits: Annotated[int, Field(ge=1, le=47)] = Field(
+        7, description="statistics only: a chunk K = address // channel_interleave_bytes goes to channel "
+        "(K ^ K>>s ^ K>>2s ^ ...) mod the enabled channels, s = this shift (a stand-in, as the interleave)")
+
+    @model_validator(mode="after")
+    def _check(self):
+        b = self.channel_interleave_bytes
+        if b & (b - 1):
+            raise ValueError(f"channel_interleave_bytes={b} is not a power of 2")
+        return self
 
 
 class FabricSpec(Section):

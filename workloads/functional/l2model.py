@@ -45,6 +45,7 @@ class L2Residency:
         self.writeback_sectors = 0
         self.dirtied_sectors = 0             # sectors that turned dirty (a store into a clean or new sector)
         self._swept = 0                      # slots below this have been swept into writeback_sectors
+        self._evicted_dirty = []             # sectors written back and accessed again since (writeback_sector_ids)
         self.dirty_view = _DirtyView(self)
 
     # -- helpers ---------------------------------------------------------------------------------------
@@ -115,7 +116,19 @@ class L2Residency:
             ev = miss[(self.last[miss] >= 0) & self.dirty[miss]]
             if len(ev):
                 self.dirty[ev] = False
+                self._evicted_dirty.append(ev)
+            lo, wb = self._swept, self.writeback_sectors
             self._advance(len(miss))
+            if self.writeback_sectors > wb:
+                # the sweep may pass a dirty sector this access hits (its slot at the LRU edge): it is counted as
+                # written back, then refreshed (still dirty) below
+                h = s[res]
+                h = h[self.dirty[h]]
+                if len(h):
+                    L = self.last[h]
+                    h = h[(L >= lo) & (L < self._swept)]
+                    if len(h):
+                        self._evicted_dirty.append(h)
         self._move(s, self.clock)
 
     def mark_dirty(self, idx) -> None:
@@ -147,3 +160,14 @@ class L2Residency:
         if self.C is None:
             return int(self.dirty.sum()) * sector_bytes
         return self.writeback_sectors * sector_bytes
+
+    def writeback_sector_ids(self) -> np.ndarray:
+        """The sectors :meth:`dram_write_bytes` counts, one entry per write-back (a sector written back twice is
+        listed twice): dirty sectors the clock swept past that were accessed again (their dirty bit cleared then),
+        and those still dirty and swept at the end; with unbounded capacity, every dirty sector. Its length is
+        ``writeback_sectors`` (finite capacity) or ``dirty.sum()``: per-channel DRAM write counts
+        (workloads/functional/addrmap.py)."""
+        if self.C is None:
+            return np.flatnonzero(self.dirty)
+        left = np.flatnonzero(self.dirty & (self.last >= 0) & (self.last < self._swept))
+        return np.concatenate(self._evicted_dirty + [left]) if self._evicted_dirty else left

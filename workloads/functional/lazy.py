@@ -56,6 +56,7 @@ class LazyTrace:
         self.write_back_ratio = pre.write_back_ratio
         self.cluster = tuple(ex.cluster)        # clusters: the timing pass places and connects whole clusters
         self.l2_stats = pre_stats
+        self.address_counts = getattr(pre, "address_counts", None)   # of the pre-pass (the whole grid)
         self._ex, self.memory = ex, mem
         self._it = iter_batches(ex, order, max_lanes)
         self._kept = pre                       # the probed CTAs' batches of the pre-pass (never dropped)
@@ -138,6 +139,7 @@ def lazy_trace(record, program=None, *, probe=None, max_lanes: int = 1 << 16, **
     pre = KernelTrace(ex0.program, ex0.grid, ex0.block, ex0.batches, ex0.dram_read_sectors * 32,
                       dram_write_bytes=ex0.touched.dram_write_bytes())
     pre.write_back_ratio = ex0.touched.write_back_ratio()
+    pre.address_counts = ex0.addr.result(ex0.touched) if ex0.addr is not None else None
     from .run import l2_stats
 
     stats = l2_stats(ex0.touched)

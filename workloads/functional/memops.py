@@ -105,6 +105,9 @@ def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write=False, warm=Fals
     touched = b.ex.touched
     if touched is not None:
         sec = rows[d]
+        am = b.ex.addr
+        if am is not None:
+            am.l2(sec, write)
         wd = np.repeat(warps, d.sum(axis=1))
         new = ~touched[sec]
         if warm and not write:
@@ -116,6 +119,8 @@ def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write=False, warm=Fals
             stamp[sn[::-1]] = wn[::-1]           # the lowest warp wins a sector shared in this instruction
             win = stamp[sn] == wn
             pay[:, 1] = np.bincount(wn[win], minlength=W)[:W]
+            if am is not None and not write:
+                am.dram(sn[win])
             touched[sn] = True
         if write:
             b.ex.written[sec] = True
@@ -220,11 +225,16 @@ def _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1, warm=False):
     pay[:, 0] = np.bincount(kw, minlength=W)
     touched = b.ex.touched
     if touched is not None:
+        am = b.ex.addr
+        if am is not None:
+            am.l2(ks, write)
         us, first = np.unique(ks, return_index=True)
         new = ~touched[us]
         miss = us[new] >> 2
         if new.any():
             pay[:, 1] = np.bincount(kw[first[new]], minlength=W)
+            if am is not None and not write:
+                am.dram(us[new])
             touched[us[new]] = True
         if write:
             b.ex.written[us] = True
@@ -1430,6 +1440,10 @@ def _fast_tma_store(b, tm, coords, images_u64, src):
     gv = mem.data[: (mem.data.size // 8) * 8].view(np.uint64)
     q = inner // 8
     gv[(rows // 8)[:, :, None] + np.arange(q)] = dense.reshape(n, rows.shape[1], q)
+    if b.ex.addr is not None:   # each box row's sectors (rows may start inside a sector)
+        s0, s1 = rows >> 5, (rows + inner - 1) >> 5
+        sec = s0[:, :, None] + np.arange((inner + 31) // 32 + 1)
+        b.ex.addr.l2(sec[sec <= s1[:, :, None]], True)
     if b.ex.touched is not None:
         s = ((rows >> 5)[:, :, None] + np.arange((inner + 31) // 32)).reshape(-1)
         s = s[s <= ((rows.max() + inner - 1) >> 5)]
@@ -1538,6 +1552,9 @@ def _d_tma(b, inst):
                 touched = b.ex.touched
                 if touched is not None and len(sectors):
                     so = sectors - (GLOBAL_BASE >> 5)
+                    am = b.ex.addr
+                    if am is not None:
+                        am.l2(so, False)                    # every operation's sectors (one read per multicast)
                     new = ~touched[so]
                     sn, on = so[new], opi[new]
                     if len(sn):
@@ -1545,6 +1562,8 @@ def _d_tma(b, inst):
                         stamp[sn[::-1]] = on[::-1]          # the lowest op index wins a shared sector
                         win = stamp[sn] == on
                         newb = np.bincount(on[win], minlength=len(i2)).astype(np.int64) * 32
+                        if am is not None:
+                            am.dram(sn[win])
                         touched[sn] = True
                         b.ex.dram_read_sectors += int(newb.sum()) // 32
                 wi = i2 >> 5
@@ -1601,6 +1620,8 @@ def _tma_store(b, inst):
                 inb, sectors = tma_ops.tma_store(b.ex.mem.data, GLOBAL_BASE, tm, coords[sel], images,
                                                  smem_addrs=s2)
                 if b.ex.touched is not None and len(sectors):
+                    if b.ex.addr is not None:
+                        b.ex.addr.l2(sectors - (GLOBAL_BASE >> 5), True)
                     b.ex.touched[sectors - (GLOBAL_BASE >> 5)] = True
                     b.ex.written[sectors - (GLOBAL_BASE >> 5)] = True
             if trace:
@@ -1669,10 +1690,16 @@ def _d_bulk(b, inst):
                 ga = int(dst[k] if store else src[k]) - GLOBAL_BASE
                 if b.ex.touched is not None:
                     sl = slice(ga >> 5, (ga + nb + 31) >> 5)
+                    am = b.ex.addr
+                    if am is not None:
+                        am.l2(np.arange(sl.start, sl.stop), store)
                     if not store:
-                        nnew = int((~b.ex.touched[sl]).sum())
+                        miss = ~b.ex.touched[sl]
+                        nnew = int(miss.sum())
                         pay[w, 2] += nnew * 32
                         b.ex.dram_read_sectors += nnew
+                        if am is not None and nnew:
+                            am.dram(np.arange(sl.start, sl.stop)[miss])
                     else:
                         b.ex.written[sl] = True
                     b.ex.touched[sl] = True

@@ -42,7 +42,8 @@ class _Exec:
 
     def __init__(self, record, program, mem, *, want_trace, compute_values, clock_oracle, sm_of_cta, max_steps,
                  exact_fma=True, fast_tma=True, exact_tensor=False, l2_capacity_bytes=None,
-                 l1_capacity_bytes=None, max_wall_seconds=None, max_trace_bytes=None, t_start=None):
+                 l1_capacity_bytes=None, max_wall_seconds=None, max_trace_bytes=None, t_start=None,
+                 address_map=None):
         import time
 
         self.max_wall_seconds = max_wall_seconds
@@ -100,6 +101,13 @@ class _Exec:
         self.line_reader = np.zeros(mem.size // 128 + 1, dtype=np.int32) if want_trace else None
         self.written = self.touched.dirty_view if want_trace else None
         self.dram_read_sectors = 0
+        # bytes per L2 slice / HBM channel from the line addresses (statistics only: addrmap.py)
+        self.addr = None
+        if want_trace and address_map:
+            from ..memory import GLOBAL_BASE
+            from .addrmap import AddressCounts
+
+            self.addr = AddressCounts(mem.size, GLOBAL_BASE, **address_map)
         self.batches = []
         # True: keep every batch's trace; a set of CTAs: only the batches holding one (lazy.py's pre-pass)
         self.keep_batches = True
@@ -127,7 +135,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                    max_steps=None, sm_of_cta=None, memory=None, seed=0, max_lanes=1 << 16,
                    exact_fma=True, fast_tma=True, exact_tensor=False,
                    l2_capacity_bytes=None, l1_capacity_bytes=None, max_wall_seconds=None,
-                   max_trace_bytes=None, ctas=None) -> FunctionalResult:
+                   max_trace_bytes=None, ctas=None, address_map=None) -> FunctionalResult:
     """Execute ``program`` (default ``record.program()``) for the whole grid of ``record``, or only the CTAs
     ``ctas`` (global indices, whole clusters; sampled mode: the others are neither executed nor traced, their
     outputs stay as initialised, and the L2 model sees only these CTAs' accesses, in launch order).
@@ -137,7 +145,12 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
 
     Budgets: ``max_steps`` (default :data:`DEFAULT_MAX_STEPS`), ``max_wall_seconds``
     (:data:`DEFAULT_MAX_WALL_SECONDS`) and ``max_trace_bytes`` (:data:`DEFAULT_MAX_TRACE_BYTES`); 0 means no
-    limit. Past one, a :class:`SimulationError` names the stuck warps, their PCs and PTX lines."""
+    limit. Past one, a :class:`SimulationError` names the stuck warps, their PCs and PTX lines.
+
+    ``address_map`` (a dict of :class:`~warpgraph.workloads.functional.addrmap.AddressCounts` parameters:
+    ``slices``, ``channels``, ``slice_shift_bits``, ``channel_shift_bits``, ``interleave_bytes``): count the
+    launch's bytes per L2 slice and HBM channel from the line addresses into ``trace.address_counts``
+    (statistics only; None: not counted)."""
     import time
 
     t0 = time.perf_counter()
@@ -145,7 +158,8 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                          clock_oracle=clock_oracle, max_steps=max_steps, sm_of_cta=sm_of_cta, memory=memory, seed=seed,
                          exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor,
                          l2_capacity_bytes=l2_capacity_bytes, l1_capacity_bytes=l1_capacity_bytes,
-                         max_wall_seconds=max_wall_seconds, max_trace_bytes=max_trace_bytes, t_start=t0)
+                         max_wall_seconds=max_wall_seconds, max_trace_bytes=max_trace_bytes, t_start=t0,
+                         address_map=address_map)
     program = ex.program
     order = cta_order(ex, ctas)
     total_wi = 0
@@ -159,6 +173,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                             dram_write_bytes=ex.touched.dram_write_bytes())
         trace.write_back_ratio = ex.touched.write_back_ratio()
         trace.l2_stats = l2_stats(ex.touched)
+        trace.address_counts = ex.addr.result(ex.touched) if ex.addr is not None else None
         trace.cluster = ex.cluster          # clusters: the timing pass places and connects whole clusters
     # without computed values the buffers are not results: no copy of them (it doubled the buffers' memory of
     # every timing run)
@@ -169,7 +184,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
 def start_exec(record, program=None, *, want_trace=True, compute_values=True, clock_oracle=None, max_steps=None,
                sm_of_cta=None, memory=None, seed=0, exact_fma=True, fast_tma=True, exact_tensor=False,
                l2_capacity_bytes=None, l1_capacity_bytes=None, max_wall_seconds=None, max_trace_bytes=None,
-               t_start=None):
+               t_start=None, address_map=None):
     """The launch-wide state of a functional pass (budgets resolved, memory built): ``(ex, mem)``, for
     :func:`run_functional` and the lazy trace (workloads/functional/lazy.py)."""
     from ..memory import DeviceMemory
@@ -184,7 +199,7 @@ def start_exec(record, program=None, *, want_trace=True, compute_values=True, cl
                clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma,
                fast_tma=fast_tma, exact_tensor=exact_tensor, l2_capacity_bytes=l2_capacity_bytes,
                l1_capacity_bytes=l1_capacity_bytes, max_wall_seconds=max_wall_seconds,
-               max_trace_bytes=max_trace_bytes, t_start=t_start)
+               max_trace_bytes=max_trace_bytes, t_start=t_start, address_map=address_map)
     return ex, mem
 
 

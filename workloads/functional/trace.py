@@ -161,6 +161,8 @@ class KernelTrace:
                 self._where[int(c)] = (bi, k)
         #: CTAs the trace holds (all of the grid, or sampled mode's subset)
         self.executed_ctas = len(self._where)
+        #: bytes per L2 slice / HBM channel of the executed CTAs (workloads/functional/addrmap.py), or None
+        self.address_counts = None
 
     def cta_coords(self, cta: int) -> tuple:
         gx, gy, _ = self.grid
