@@ -30,8 +30,14 @@ def records():
                       params=[{"ptr": "src"}, {"ptr": "gsink"}, {"ptr": "out"}, {"u32": ITERS}],
                       what=f"FENCE op={op} cond={cond}: out[4b] = 100 x mean cycles of the op between two %clock64",
                       hw={"bench": "fence", "params": {"op": op, "cond": cond, "grid": "2"}, "stat": "cycles"}))
-    # PING (k_ping) is not bundled: the functional pass reports a deadlock on its cross-CTA mbarrier ping-pong
-    # (both thread 0s poll; microbench/results/h200_cluster_sync_2026-12-03/README.md)
+    # PING: rank 0 / rank 1 thread 0 alternately arrive on the other CTA's mbarrier (remote, .release.cluster or
+    # .relaxed.cluster) and try_wait.acquire.cluster on their own; out[0] = 100 x cycles per round trip (rank 0)
+    for i, op in enumerate(["rel", "rlx"]):
+        R.append(dict(name=f"csync_ping_{op}", entry=f"_Z6k_pingILi{i}EEvPyj", block=64,
+                      buffers={"out": {"dtype": "uint64", "shape": [2], "init": "poison"}},
+                      params=[{"ptr": "out"}, {"u32": ITERS}],
+                      what=f"PING op={op}: out[0] = 100 x cycles per remote-arrive ping-pong round trip (rank 0)",
+                      hw={"bench": "ping", "params": {"op": op}, "stat": "cycles"}))
     for i, sem in enumerate(["rel", "rlx"]):
         R.append(dict(name=f"csync_cbar_{sem}", entry=f"_Z6k_cbarILi{i}EEvPyj", block=128, dyn=0,
                       buffers={"out": {"dtype": "uint64", "shape": [1], "init": "poison"}},

@@ -1,7 +1,7 @@
 """Cluster-scope synchronisation replays (microbench/src/cluster_sync.cu through the real pipeline) against the
 H200 measurements bundled in microbench/results/h200_cluster_sync_2026-12-03/cluster_sync.json (one cluster of 2,
 an idle GPU). The kernels write 100 x the mean cycles of one timed instruction (FENCE) or of one barrier.cluster
-round trip (CBAR) into out[0], as the host code reads them. Tolerance 10 % (issue 19)."""
+round trip (CBAR) or of one remote-arrive ping-pong round trip (PING) into out[0], as the host code reads them. Tolerance 10 % (issue 19)."""
 from __future__ import annotations
 
 import json
@@ -27,7 +27,11 @@ _PHASE_LOCK = pytest.mark.xfail(strict=True, reason=(
 CASES = ["csync_fence_fence_gpu_idle", "csync_fence_arrive_rel_cl_remote_idle", "csync_fence_arrive_rlx_cl_remote_idle",
          "csync_fence_arrive_rel_cl_local_own_bulk",
          pytest.param("csync_fence_arrive_rel_cl_local_peer_stream", marks=_PHASE_LOCK),
-         "csync_cbar_rel", "csync_cbar_rlx"]
+         "csync_cbar_rel", "csync_cbar_rlx",
+         # PING: rank 0 / rank 1 thread 0 alternately arrive on the other CTA's mbarrier and try_wait on their own
+         # (H200 450 relaxed / 994 release per round trip; replayed 477 / 1020: a suspended try_wait sees the
+         # remote arrive try_wait_cycles after it lands, components/mbarrier.py)
+         "csync_ping_rlx", "csync_ping_rel"]
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -76,3 +80,18 @@ def test_only_wide_scope_fences_and_release_cluster_arrives_become_membars():
     assert _cluster_lowering(I("mbarrier.arrive.relaxed.cluster.shared::cluster.b64"), "MBAR_ARRIVE") == \
         (C.OP_DSM_ARRIVE, None)
     assert _cluster_lowering(I("mbarrier.arrive.expect_tx.shared::cta.b64"), "MBAR_ARRIVE") is None
+
+
+def test_cluster_ctas_polling_each_others_mbarriers_make_progress_functionally():
+    """The PING ping-pong (each CTA's thread 0 arrives on the peer CTA's mbarrier, then polls its own) runs to the
+    end in the functional pass, as on the H200: the CTAs of a cluster are in one batch (run.py iter_batches) and a
+    spinner parked on its mbarrier re-polls after the peer's arrive, even when the peer parked too right after
+    arriving (run.py: progress is kept across a later spinner's park). Before 434b956 the functional pass stopped
+    with "deadlock: 2 threads poll an mbarrier whose phase never completes" on this kernel."""
+    from warpgraph.workloads.functional import run_functional
+    from warpgraph.workloads.record import load_record
+
+    for name in ("csync_ping_rlx", "csync_ping_rel"):
+        rec = load_record(MB / name)
+        res = run_functional(rec, want_trace=False)
+        assert rec.params[1].value == 64 and int(res.outputs["out"][1]) == 64, name
