@@ -24,7 +24,7 @@ _PHASE_LOCK = pytest.mark.xfail(strict=True, reason=(
     "the replay's 8 MiB copy source is cold (first-touch DRAM fills; the host's cudaMemset leaves it L2-resident "
     "on the H200) and the two CTAs' copy rings walk overlapping chunks, so which CTA fills a chunk from DRAM decides "
     "CTA 0's drain: 852 cycles before the TMA far-fill penalty, 676 after (CTA 1: 1249), H200 883-897 (issue 19)"))
-CASES = ["csync_fence_fence_gpu_idle", "csync_fence_arrive_rel_cl_remote_idle", "csync_fence_arrive_rlx_cl_remote_idle",
+CASES = ["csync_fence_fence_gpu_idle", "csync_fence_fence_gpu_own_store", "csync_fence_arrive_rel_cl_remote_idle", "csync_fence_arrive_rlx_cl_remote_idle",
          "csync_fence_arrive_rel_cl_local_own_bulk",
          pytest.param("csync_fence_arrive_rel_cl_local_peer_stream", marks=_PHASE_LOCK),
          "csync_cbar_rel", "csync_cbar_rlx",
