@@ -1,6 +1,7 @@
 """Launch records (workloads/microbench/csync_*) of microbench/src/cluster_sync.cu kernels for the replay tests
 (tests/test_cluster_sync_replay.py): the same PTX the H200 ran (nvcc -ptx -arch=sm_90a -O3, one .entry each),
-launched as the host code does (clusters of 2, 64 threads, 150 KiB dynamic shared memory, grid 2).
+launched as the host code does (clusters of 2, 64 threads, 150 KiB dynamic shared memory, grid 2): FENCE cases,
+the PING remote-arrive ping-pong (relaxed / release) and CBAR round trips.
 source.hardware names the result in microbench/results/h200_cluster_sync_2026-12-03/cluster_sync.json.
 usage: python3 microbench/make_cluster_sync_records.py [--nvcc nvcc]"""
 import argparse, json, os, subprocess, sys
