@@ -24,6 +24,12 @@ _PHASE_LOCK = pytest.mark.xfail(strict=True, reason=(
     "the replay's 8 MiB copy source is cold (first-touch DRAM fills; the host's cudaMemset leaves it L2-resident "
     "on the H200) and the two CTAs' copy rings walk overlapping chunks, so which CTA fills a chunk from DRAM decides "
     "CTA 0's drain: 852 cycles before the TMA far-fill penalty, 676 after (CTA 1: 1249), H200 883-897 (issue 19)"))
+_LOCAL_PING = pytest.mark.xfail(strict=True, reason=(
+    "warp 0 <-> warp 1 of one CTA, local mbarrier.arrive then try_wait: H200 240 or 390 cycles per round trip "
+    "(bimodal over launches: 390.2 / 240.7 / 390.2), replayed 89.5 (arrive + a 40-cycle try_wait each way). A local "
+    "hand-off costs the H200 120-195 cycles one way, more than the model's wake-up of a suspended try_wait "
+    "(try_wait_cycles after the completion); no committed measurement separates the wake-up from the remote "
+    "arrive's one-way fabric latency (issue 19)"))
 CASES = ["csync_fence_fence_gpu_idle", "csync_fence_fence_gpu_own_store", "csync_fence_arrive_rel_cl_remote_idle", "csync_fence_arrive_rlx_cl_remote_idle",
          "csync_fence_arrive_rel_cl_local_own_bulk",
          pytest.param("csync_fence_arrive_rel_cl_local_peer_stream", marks=_PHASE_LOCK),
@@ -31,7 +37,7 @@ CASES = ["csync_fence_fence_gpu_idle", "csync_fence_fence_gpu_own_store", "csync
          # PING: rank 0 / rank 1 thread 0 alternately arrive on the other CTA's mbarrier and try_wait on their own
          # (H200 450 relaxed / 994 release per round trip; replayed 477 / 1020: a suspended try_wait sees the
          # remote arrive try_wait_cycles after it lands, components/mbarrier.py)
-         "csync_ping_rlx", "csync_ping_rel"]
+         "csync_ping_rlx", "csync_ping_rel", pytest.param("csync_ping_local", marks=_LOCAL_PING)]
 
 
 @pytest.mark.parametrize("name", CASES)
