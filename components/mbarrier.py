@@ -17,6 +17,15 @@ Waiting (``wait``) models the polling loop of one warp without ticking:
   ``try_wait_hint_complete_cycles`` (150) regardless of the hint; on an incomplete one the thread sleeps for
   the hint quantised up to a power of two (``hint_quantization``) and the poll returns false after
   ``150 + Q(hint)``; as above the completion is only visible to the next poll (no early wake-up).
+* no-hint ``try_wait`` with ``try_wait_max_suspend_cycles`` > 0 (H200): a try_wait that finds the phase
+  incomplete suspends the thread for up to that long and returns true ``try_wait_cycles`` after the phase
+  completes during the suspension (no poll staircase); only a suspension that runs out returns false (after
+  ``try_wait_cycles + try_wait_max_suspend_cycles``) and the loop polls again. H200 evidence
+  (microbench/results/h200_calibrated_params.yaml ``mbarrier.try_wait_suspend_cycles``): a no-hint try_wait on a
+  phase that never completes returns false after 7765 cycles, not after one 40-cycle check; the remote-arrive
+  ping-pong (microbench/results/h200_cluster_sync_2026-12-03, PING rlx 450 cycles per round trip, two one-way
+  trips) is then replayed at 477 (+6 %) instead of 524 (+16 %) with the 47-cycle poll staircase
+  (tests/test_cluster_sync_replay.py). 0 (H100 / RTX 5090 / B200 YAMLs, paper III-B) keeps the staircase.
 * ``phase_wakeup_cycles`` is added to every observation that needed more than one poll.
 
 ``wait`` returns the success cycle when the first poll succeeds, else ``None`` and later schedules
@@ -151,7 +160,17 @@ class MbarrierUnit:
             self.n_polls += k + 1
             return t0 + k * fail + self.hint_complete
         lat = self.test_wait if op == "test_wait" else self.try_wait
-        period = lat + self.max_suspend + self.loop
+        period = lat + (self.max_suspend if op == "try_wait" else 0) + self.loop   # test_wait never suspends
+        if op == "try_wait" and self.max_suspend > 0:
+            # suspended try_wait (module docstring): the poll that started at ts sees a completion at
+            # tc <= ts + lat + max_suspend when it happens, returning lat later; else the next poll finds it
+            j = (tc - t0) // period
+            ts = t0 + j * period
+            self.n_polls += j + 1
+            if tc - ts <= lat + self.max_suspend:
+                return (tc if tc > ts else ts) + lat
+            self.n_polls += 1
+            return ts + period + lat
         k = -((t0 - tc) // period)
         self.n_polls += k + 1
         return t0 + k * period + lat

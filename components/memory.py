@@ -231,6 +231,8 @@ class MemorySystem:
         self._tnext = 0.0
         self._tacc: dict[tuple[str, bool], list] = {}
         self.near_lines = 0
+        self._ack = None          # _l2: the acknowledgement cycle of the last request (global_access)
+        self.last_ack = 0         # global_access: the last request's acknowledgement cycle
 
     # ------------------------------------------------------------------------------------------------
     @property
@@ -262,6 +264,7 @@ class MemorySystem:
         if rec_on and t >= self._tnext:
             self._trace_sample(t)
         done = 0.0
+        ack = 0.0
         self.near_lines += near
         self.far_lines += lines - near
         for p in range(P):
@@ -297,6 +300,8 @@ class MemorySystem:
                 ew = fsrv.reserve(t, b) if t_end is None else fsrv.reserve_stream(t, t_end, b)
                 if ew > e:
                     e = ew
+            if e + self.near_lat > ack:      # acknowledged by the SM's near partition (global_access)
+                ack = e + self.near_lat
             if dram_bytes:
                 db = dram_bytes * frac
                 if write:
@@ -340,6 +345,7 @@ class MemorySystem:
                 e += lat  # acknowledgement from the slice
             if e > done:
                 done = e
+        self._ack = ack
         return done
 
     # -- event recording ------------------------------------------------------------------------------
@@ -382,6 +388,7 @@ class MemorySystem:
         cp_async) / the store is acknowledged by L2. ``dram_sectors`` counts read misses; a store's DRAM traffic
         is its sectors times ``write_back_ratio`` (the write-back L2: dirty data reaches DRAM only when evicted)."""
         if sectors <= 0:
+            self.last_ack = t + 1
             return t + 1
         self.requests += 1
         warm = (nbytes >> 24) & 0xFFFF   # a2 bits 24-39: lines with a near-partition copy (memops.WARM_SHIFT)
@@ -439,6 +446,7 @@ class MemorySystem:
             self.dram_read_bytes += dbytes
             if op == "atom":
                 self.l2_write_bytes += sbytes
+        self._ack = None
         if self.share_lookups:
             done = self._lookup(s1, sm, key, sbytes, dbytes, lines, write, warm)
         else:
@@ -446,10 +454,22 @@ class MemorySystem:
         if not write:
             # crossbar response port of the SM
             done = self._xbar(sm, t, done, sbytes)
+        ack = self._ack if self._ack is not None and (write or op == "atom") else done
         if wait > 0:
             x = start + self.near_lat + (self.dram_lat if dbytes > 0 and not write else 0)
             if x > done:
                 done = x
+            if start + self.near_lat > ack:
+                ack = start + self.near_lat
+        #: the cycle the SM has this request's acknowledgement (what a MEMBAR.GPU / release waits for). A store
+        #: (and a red, acknowledged as a store) is acknowledged once its bytes are through its slices' servers
+        #: plus ``near_latency_cycles``, whichever partition is the lines' home: H200 fence.acq_rel.gpu after one
+        #: st.global 567.9 cycles = fence 271.9 + ~296 (microbench/results/h200_cluster_sync_2026-12-03, own_store,
+        #: grid 2), st.global+fence chain 596.2 = 271.5 + ~325 per link (h200_atomics_2026-12-03 LAT st_fence, ~
+        #: ld_cg 319.3), and with every SM's own lines (grid 132) the fence stays within 385-612 cycles: no far
+        #: mode (a far-homed line would take ~271.5 + 461). ``done`` (MSHR occupancy, drains) keeps the home
+        #: partition's latency. Loads: ``last_ack`` = ``done``.
+        self.last_ack = _ceil(ack)
         di = _ceil(done)
         if not cpa:
             heappush(fl, (di, lines))

@@ -1014,8 +1014,12 @@ class SMCore:
                     # a store holds the warp at EXIT (drain) until its data has left the SM -- through the
                     # L1TEX stage when modelled (te) -- not until L2 acknowledges it (cta_turnaround: 400 cycles
                     # from the last clock of a CTA that stored 4 words to the next CTA's first clock)
-                    if done > W.gack:
-                        W.gack = done
+                    # a MEMBAR.GPU / release waits for the store's acknowledgement: from the near L2 partition
+                    # whatever the home (memory.py global_access last_ack; H200 cluster_sync own_store)
+                    la = getattr(self.mem, "last_ack", None) if sectors else None
+                    ack = done if la is None else (la + (te - tt) if wf else la)
+                    if ack > W.gack:
+                        W.gack = ack
                     if wf:
                         done = te + 1
                     if done > W.st_ack:
@@ -1268,9 +1272,11 @@ class SMCore:
             # the servers are reserved at issue (engine order: a reservation at t0 would queue every other SM's
             # requests behind it); the access leaves after the fence with the queue it saw
             done = mem.global_access(tt, W.sm, "atom", sectors, a1 & 0xFFFFFFFF, lines, W.a2[k], W.m) + (t0 - tt)
-            if name == "red":                     # acknowledged as a store is (microbench red_fence ~ st_fence)
-                if done > W.gack:
-                    W.gack = done
+            if name == "red":                     # acknowledged as a store is (microbench red_fence ~ st_fence:
+                la = getattr(mem, "last_ack", None)    # 614.7 vs 596.2 on one word), from the near partition
+                ack = done if la is None else la + (t0 - tt)
+                if ack > W.gack:
+                    W.gack = ack
             else:
                 done = int(done + getattr(mem, "atom_extra", 0.0))
                 if done > W.gack:                 # a later MEMBAR waits for it (microbench atomics_rz: acq_rel

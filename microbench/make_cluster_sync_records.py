@@ -1,6 +1,7 @@
 """Launch records (workloads/microbench/csync_*) of microbench/src/cluster_sync.cu kernels for the replay tests
 (tests/test_cluster_sync_replay.py): the same PTX the H200 ran (nvcc -ptx -arch=sm_90a -O3, one .entry each),
-launched as the host code does (clusters of 2, 64 threads, 150 KiB dynamic shared memory, grid 2).
+launched as the host code does (clusters of 2, 64 threads, 150 KiB dynamic shared memory, grid 2): FENCE cases,
+the PING remote-arrive ping-pong (relaxed / release) and CBAR round trips.
 source.hardware names the result in microbench/results/h200_cluster_sync_2026-12-03/cluster_sync.json.
 usage: python3 microbench/make_cluster_sync_records.py [--nvcc nvcc]"""
 import argparse, json, os, subprocess, sys
@@ -30,8 +31,15 @@ def records():
                       params=[{"ptr": "src"}, {"ptr": "gsink"}, {"ptr": "out"}, {"u32": ITERS}],
                       what=f"FENCE op={op} cond={cond}: out[4b] = 100 x mean cycles of the op between two %clock64",
                       hw={"bench": "fence", "params": {"op": op, "cond": cond, "grid": "2"}, "stat": "cycles"}))
-    # PING (k_ping) is not bundled: the functional pass reports a deadlock on its cross-CTA mbarrier ping-pong
-    # (both thread 0s poll; microbench/results/h200_cluster_sync_2026-12-03/README.md)
+    # PING: rank 0 / rank 1 thread 0 alternately arrive on the other CTA's mbarrier (remote, .release.cluster or
+    # .relaxed.cluster) and try_wait.acquire.cluster on their own; out[0] = 100 x cycles per round trip (rank 0)
+    # (local: warp 0 <-> warp 1 of rank 0, mbarrier.arrive.shared::cta; replayed as an xfail: H200 bimodal 240 / 390)
+    for i, op in enumerate(["rel", "rlx", "local"]):
+        R.append(dict(name=f"csync_ping_{op}", entry=f"_Z6k_pingILi{i}EEvPyj", block=64,
+                      buffers={"out": {"dtype": "uint64", "shape": [2], "init": "poison"}},
+                      params=[{"ptr": "out"}, {"u32": ITERS}],
+                      what=f"PING op={op}: out[0] = 100 x cycles per mbarrier arrive ping-pong round trip (rank 0)",
+                      hw={"bench": "ping", "params": {"op": op}, "stat": "cycles"}))
     for i, sem in enumerate(["rel", "rlx"]):
         R.append(dict(name=f"csync_cbar_{sem}", entry=f"_Z6k_cbarILi{i}EEvPyj", block=128, dyn=0,
                       buffers={"out": {"dtype": "uint64", "shape": [1], "init": "poison"}},

@@ -127,7 +127,8 @@ def test_partial_results_say_what_they_do_not_determine(tmp_path):
     cal = calibrate(tmp_path, "h200", trials=1)
     assert {p.dotted for p in cal.params} == {
         "mbarrier.test_wait_cycles", "mbarrier.try_wait_cycles", "mbarrier.try_wait_hint_complete_cycles",
-        "shared_memory.latency_cycles", "shared_memory.conflict_latency_cycles_per_extra_way"}
+        "mbarrier.try_wait_max_suspend_cycles", "shared_memory.latency_cycles",
+        "shared_memory.conflict_latency_cycles_per_extra_way"}
     text = " | ".join(cal.skipped)
     assert "smem_bandwidth" in text and "tma_issue" in text and "mma_sync" in text
 

@@ -97,3 +97,31 @@ def test_phases_tx_and_arrivals():
     # phase 1 (ordinal 1) not yet complete; phase 0 is
     assert mb.wait(5, 0, 10, "test_wait", None, None) == 10 + 42
     assert mb.wait(5, 1, 10, "test_wait", None, lambda c: None) is None
+
+
+def test_h200_try_wait_suspends_and_sees_the_completion():
+    """H200 (microbench mbarrier.try_wait_suspend_cycles 7765.5): a no-hint try_wait on an incomplete phase
+    suspends instead of polling every 47 cycles; a completion during the suspension is seen try_wait_cycles
+    later, whenever it falls; one after the suspension ran out is seen by the next poll. test_wait still polls."""
+    spec = _spec("h200")
+    lat, sus = spec.mbarrier.try_wait_cycles, spec.mbarrier.try_wait_max_suspend_cycles
+    assert sus == 7726
+
+    def seen(tc, op="try_wait", t0=100):
+        eng = Engine(ClockDomain("sm", spec.clocks.sm_mhz))
+        mb = MbarrierUnit(spec, eng)
+        mb.init(1, 1, 0)
+        got = []
+        assert mb.wait(1, 0, t0, op, None, got.append) is None
+        eng.schedule(tc, mb.arrive, 1, tc, 1, 0)
+        eng.run()
+        return got[0]
+
+    for tc in (101, 147, 500, 100 + lat + sus):
+        assert seen(tc) == tc + lat
+    period = lat + sus + spec.mbarrier.poll_loop_cycles
+    assert seen(100 + lat + sus + 1) == 100 + period + lat          # the next poll finds it complete
+    assert seen(100 + period + 5) == 100 + period + 5 + lat         # ... or suspends again and sees it
+    # test_wait returns at once: the staircase of polls
+    p = spec.mbarrier.test_wait_cycles + spec.mbarrier.poll_loop_cycles
+    assert seen(500, "test_wait") == 100 + -(-(500 - 100) // p) * p + spec.mbarrier.test_wait_cycles

@@ -30,6 +30,24 @@ def test_l2_hit_latency_near_far():
     assert mem.dram_read_bytes == 32 and mem.l2_read_bytes == 65 * 32
 
 
+def test_store_acknowledged_by_the_near_partition_whatever_its_home():
+    """A store's (and a red's) acknowledgement, what a MEMBAR.GPU waits for, comes near_latency after its bytes
+    went through the slices, near or far home alike (H200 cluster_sync own_store: fence after one st.global 567.9
+    = 271.9 + ~296; grid 132: no far mode); ``done`` keeps the home partition's latency; a load's ack is done."""
+    s = spec("h200")
+    mem = MemorySystem(s)
+    lo, hi = s.l2.near_latency_cycles, s.l2.far_latency_cycles
+    dones, acks = set(), set()
+    for i in range(64):
+        t = 1000 * i
+        dones.add(mem.global_access(t, 0, "st", 1, 0, 1, 4) - t)
+        acks.add(mem.last_ack - t)
+    assert len(dones) == 2 and max(dones) - min(dones) == hi - lo      # home partitions hashed, write-back
+    assert {a - 1 for a in acks} == {lo}
+    d = mem.global_access(10**6, 0, "ld", 1, 0, 1, 4)
+    assert mem.last_ack == d
+
+
 @pytest.mark.parametrize("arch", ["h200", "h100"])
 def test_hbm_bandwidth_many_sms_tma(arch):
     s = spec(arch)

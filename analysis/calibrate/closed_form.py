@@ -63,6 +63,12 @@ def mbarrier(R: Results, out: dict) -> None:
     out["try_wait"] = _p(("mbarrier", "try_wait_cycles"),
                          R.stat("mbarrier_wait", "cycles_per_link", form="try_wait", complete=1) - alu,
                          "mbarrier_wait", f, "try_wait (no hint), phase complete: " + note)
+    # a no-hint try_wait on a phase that never completes suspends the thread until it returns false: the
+    # suspension beyond a completed poll (components/mbarrier.py wakes a suspended try_wait at the completion)
+    tws = [R.stat("mbarrier_wait", "cycles_per_link", form="try_wait", complete=c) for c in (0, 1)]
+    out["try_wait_suspend"] = _p(("mbarrier", "try_wait_max_suspend_cycles"), tws[0] - tws[1], "mbarrier_wait", f,
+                                 "try_wait (no hint), phase never completes minus phase complete (dependent-chain "
+                                 "cycles per link)")
 
 
 def smem(R: Results, out: dict) -> None:
