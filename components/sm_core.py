@@ -180,7 +180,7 @@ class _Warp:
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
                  "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
-                 "wake", "gack", "stall", "hot")
+                 "wake", "gack", "stall", "hot", "pi")
 
 
 class _WgSplit:
@@ -411,7 +411,8 @@ class SMCore:
             W.age = self.age
             W.prio = self.age
             W.issued = 0
-            W.ptx = 0
+            W.ptx = 0        # set at exit (the stream positions passed: each folded or issued once)
+            W.pi = -1        # the bundle's last issued (not folded) instruction
             W.cpa_open = 0
             W.cpa_groups = []
             W.wg_open = 0
@@ -733,8 +734,8 @@ class SMCore:
             pos = W.pos
             t = W.t
             tlast = W.tlast
+            pi = W.pi
             issued = 0
-            ptx = 0
             while True:
                 if pos >= n:
                     i = -1
@@ -763,7 +764,6 @@ class SMCore:
                             rr[d] = td if td > t else 0
                             rk[d] = rd
                         pos += 1
-                        ptx += 1
                         continue
                     p = PIPE[i]
                     if sq is not None:
@@ -800,9 +800,8 @@ class SMCore:
                     c = COST[i]
                 if tt >= INF:
                     # waits on something unknown (barrier partners, an mbarrier phase): park until woken
-                    W.pos, W.t, W.tlast = pos, t, tlast
+                    W.pos, W.t, W.tlast, W.pi = pos, t, tlast, pi
                     W.issued += issued
-                    W.ptx += ptx
                     W.parked = (op, i)
                     W.st = INF
                     break
@@ -814,9 +813,8 @@ class SMCore:
                     if lrr or tt != t or op > OP_BRANCH:
                         mp = tlast + 2 if lrr else W.prio
                         if tt > ot or tt > lim or op_ < mp:
-                            W.pos, W.t, W.tlast = pos, t, tlast
+                            W.pos, W.t, W.tlast, W.pi = pos, t, tlast, pi
                             W.issued += issued
-                            W.ptx += ptx
                             W.prio = mp
                             W.st = tt
                             break
@@ -827,21 +825,19 @@ class SMCore:
                     # the warp's previous issue: the last instruction before pos that ptxas did not fold. Of a
                     # bundle's c*kmax slots each warp issued c, so its stall began c after the bundle's issue; its
                     # own occupancy of the same pipe is covered by the compiler's stall count (ow: wait)
-                    j = pos - 1
-                    while j >= 0 and OP[pcs[j]] == OP_FREE:
-                        j -= 1
-                    if j >= 0:
-                        x = COST[pcs[j]]
+                    # (``pi``: kept as the bundle issues, -1 before its first)
+                    if pi >= 0:
+                        x = COST[pi]
                         if x:
                             c0 -= x * (kmax - 1)
-                            if OWN_WAIT[p] and PIPE[pcs[j]] == p:
-                                ow = c0 + x * (II[pcs[j]] - 1)
+                            if OWN_WAIT[p] and PIPE[pi] == p:
+                                ow = c0 + x * (II[pi] - 1)
                     if gap[op] == 2 and W.mma_next > ow:
                         ow = W.mma_next     # the warp's own mma.sync issue interval
                     if c0 < t and i >= 0:
                         # the register wait as the warp sees it (td above starts at the bundle's slot end t)
                         td = c0
-                        rd = S.WAIT
+                        rd = _WAIT
                         for r in DEPS[i]:
                             x = rr[r]
                             if x > td:
@@ -860,7 +856,7 @@ class SMCore:
                         c0 = x
                     if ow > c0:
                         x = ow if ow < tt else tt
-                        stall[S.WAIT] += (x - c0) * m
+                        stall[_WAIT] += (x - c0) * m
                         c0 = x
                     if tp > c0 and tp > ts:
                         # the pipe binds beyond the issue slot: throttle (else another warp holds the slot)
@@ -871,11 +867,11 @@ class SMCore:
                         stall[_NOT_SELECTED] += (tt - c0) * m
                 if c:
                     ii = II[i]
-                    if tcf is not None and 0 < p < P_TENSOR and tcf[W.sm] > tt >= tcb[W.sm]:
+                    if tcf is not None and 0 < p < P_TENSOR and tcf[sm] > tt >= tcb[sm]:
                         # wgmma accumulator traffic in flight on this SM takes the share u of the sub-partition's
                         # register-file bandwidth: this instruction's operand traffic (its pipe occupancy) is
                         # stretched by 1/(1-u); the fractional cycles carry over per sub-partition (deterministic)
-                        u = tcu[W.sm]
+                        u = tcu[sm]
                         fr = u / (1.0 - u)
                         if sq is not None:
                             o = c * k1 * ii
@@ -904,13 +900,13 @@ class SMCore:
                     t = tt + c * kmax
                     tlast = t - 1
                     if rec_on:
-                        self.rec.warp_issue(W.sm, W.g, tt, c * kmax)
+                        self.rec.warp_issue(sm, W.g, tt, c * kmax)
                 else:
                     tlast = tt - 1 if tt - 1 > tlast else tlast
                     t = tt
                 issued += c
-                ptx += 1
                 opc[op] += m
+                pi = i
                 if op == OP_ALU:
                     rt = tt + LAT[i]
                     rs = RSN[i]
@@ -936,11 +932,11 @@ class SMCore:
                         stall[S.DRAIN] += (te - t) * m
                     if rec_on:
                         if te > t:
-                            self.rec.warp_stall(W.sm, W.g, t, te, S.DRAIN)
-                        self.rec.warp_exit(W.sm, W.g, te)
+                            self.rec.warp_stall(sm, W.g, t, te, S.DRAIN)
+                        self.rec.warp_exit(sm, W.g, te)
                     W.pos, W.t, W.tlast = pos, t, tlast
                     W.issued += issued
-                    W.ptx += ptx
+                    W.ptx = pos     # every position of the stream (and the EXIT) was folded or issued once
                     self._warp_exit(W, te)
                     break
                 k = pos - 1
@@ -960,11 +956,11 @@ class SMCore:
                         if c1 < wf:
                             c1 = wf
                         l1s = self.l1_stage
-                        s1 = l1s[W.sm]
+                        s1 = l1s[sm]
                         if s1 < tt:
                             s1 = tt
                         e1 = s1 + c1
-                        l1s[W.sm] = e1
+                        l1s[sm] = e1
                         te = int(e1) + (e1 > int(e1))
                         if sectors:
                             self.global_sectors += sectors
@@ -973,7 +969,7 @@ class SMCore:
                             # the stage delay plus the memory system's, whose FIFO servers are still fed at issue
                             # time (engine order; a future reservation would block every other SM's requests)
                             if mem is not None:
-                                done = mem.global_access(tt, W.sm, T.aux[i], sectors, W.a1[k], lines,
+                                done = mem.global_access(tt, sm, T.aux[i], sectors, W.a1[k], lines,
                                                          a2 & 0xFFFFFFFFFF, m) + (te - tt)
                             else:
                                 done = te + LAT[i]
@@ -997,7 +993,7 @@ class SMCore:
                             if gh is not None:
                                 gh(W, k, tt, False)
                             if mem is not None:
-                                done = mem.global_access(tt, W.sm, T.aux[i], sectors, W.a1[k], lines, a2, m)
+                                done = mem.global_access(tt, sm, T.aux[i], sectors, W.a1[k], lines, a2, m)
                             else:
                                 done = tt + LAT[i]
                             if gh is not None:
@@ -1033,7 +1029,7 @@ class SMCore:
                                 if x > s[p]:
                                     s[p] = x
                         smem = self.smem
-                        done = smem.access(tt, W.sm, wf, W.a2[k]) if smem is not None else tt + LAT[i]
+                        done = smem.access(tt, sm, wf, W.a2[k]) if smem is not None else tt + LAT[i]
                     else:
                         done = tt + LAT[i]
                     if op == OP_LDS:
@@ -1046,9 +1042,8 @@ class SMCore:
                 elif op == OP_BAR:
                     W.hold_t = INF
                     W.hold_r = S.BARRIER
-                    W.pos, W.t, W.tlast = pos, t, tlast
+                    W.pos, W.t, W.tlast, W.pi = pos, t, tlast, pi
                     W.issued += issued
-                    W.ptx += ptx
                     if not self._bar_arrive(W, W.a0[k], W.a1[k], tt):
                         W.parked = (op, i)
                         W.st = INF
@@ -1075,7 +1070,7 @@ class SMCore:
                                 if rec_on:
                                     self._mwait[W.g] = (W.a1[k], tt)
                             elif rec_on:
-                                self.rec.mbarrier_wait(W.sm, W.g, W.a1[k], tt, done)
+                                self.rec.mbarrier_wait(sm, W.g, W.a1[k], tt, done)
                         for d in DSTS[i]:
                             rr[d] = done
                             rk[d] = reason
@@ -1103,7 +1098,7 @@ class SMCore:
                         if gh is not None:
                             gh(W, k, tt, False)
                         if self.tma is not None:
-                            nxt = self.tma.issue(tt, W.sm, W.g, nbytes, W.a3[k], 0 if store else W.a2[k], W.a1[k],
+                            nxt = self.tma.issue(tt, sm, W.g, nbytes, W.a3[k], 0 if store else W.a2[k], W.a1[k],
                                                  store)
                         else:
                             nxt = tt + LAT[i]
@@ -1164,10 +1159,10 @@ class SMCore:
                 elif op == OP_BULK_COMMIT:
                     fn = getattr(self.tma, "bulk_commit", None)
                     if fn is not None:
-                        fn(W.sm, W.g)
+                        fn(sm, W.g)
                 elif op == OP_BULK_WAIT:
                     if self.tma is not None:
-                        h = self.tma.bulk_group_done(W.sm, W.g, W.a0[k])
+                        h = self.tma.bulk_group_done(sm, W.g, W.a0[k])
                         if h is not None and h > tt + 1:
                             W.hold_t = h
                             W.hold_r = S.LONG_SCOREBOARD
@@ -1183,7 +1178,7 @@ class SMCore:
                         per = flops // m
                         nxt_sp: dict = {}
                         for sp in W.sps:
-                            nxt, d = tc.mma_sync(tt, W.sm, sp, T.aux[i], per)
+                            nxt, d = tc.mma_sync(tt, sm, sp, T.aux[i], per)
                             nxt_sp[sp] = nxt
                             if d > done:
                                 done = d
@@ -1193,7 +1188,7 @@ class SMCore:
                                 if nxt > s[P_TENSOR]:
                                     s[P_TENSOR] = nxt
                         else:
-                            spst_sm = self.spst[W.sm]
+                            spst_sm = self.spst[sm]
                             for sp, nxt in nxt_sp.items():
                                 s = spst_sm[sp]
                                 if nxt > s[P_TENSOR]:
