@@ -300,6 +300,8 @@ class SMCore:
         # wgmma register-file slowdown state)
         self._hot = (T.op, T.cost, T.pipe, T.ii, T.lat, T.deps, T.dsts, T.rsn, self.lrr, self.gap_op,
                      self.op_counts, self.tc_free, self.tc_busy_from, self.tc_rf_share)
+        # the same per static instruction, one tuple each (one subscript and unpack per instruction in the hot loop)
+        self._ins = list(zip(T.op, T.pipe, T.cost, T.deps, T.ii, T.lat, T.dsts, T.rsn))
         # per-warp mma.sync issue interval (a warp's operand collector; tensor_core.mma_sync_warp_issue_gap_cycles)
         self.mma_warp_gap = int(getattr(tc, "warp_issue_gap", 0) or 0)
         # event recording (core/tracing.py): the hot loop tests the local bool ``rec_on`` only
@@ -683,6 +685,7 @@ class SMCore:
         mc = self.max_cycles if self.max_cycles is not None else INF
         T = self.T
         OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN, lrr, gap, opc, tcf, tcb, tcu = self._hot
+        INS = self._ins
         rec_on = self.rec_on
         while True:
             best = None
@@ -749,23 +752,22 @@ class SMCore:
                     p = 0
                 else:
                     i = pcs[pos]
-                    op = OP[i]
+                    op, p, c, deps, ii, lat, dsts, rsn = INS[i]
                     # scoreboard
                     td = t
                     rd = _WAIT
-                    for r in DEPS[i]:
+                    for r in deps:
                         x = rr[r]
                         if x > td:
                             td = x
                             rd = rk[r]
                     if op == OP_FREE:
                         # folded by ptxas (cost 0): the destination aliases the sources
-                        for d in DSTS[i]:
+                        for d in dsts:
                             rr[d] = td if td > t else 0
                             rk[d] = rd
                         pos += 1
                         continue
-                    p = PIPE[i]
                     if sq is not None:
                         tp = sq[p]
                         ts = sq[0]
@@ -797,7 +799,6 @@ class SMCore:
                         tt = tp
                     if ts > tt:
                         tt = ts
-                    c = COST[i]
                 if tt >= INF:
                     # waits on something unknown (barrier partners, an mbarrier phase): park until woken
                     W.pos, W.t, W.tlast, W.pi = pos, t, tlast, pi
@@ -838,7 +839,7 @@ class SMCore:
                         # the register wait as the warp sees it (td above starts at the bundle's slot end t)
                         td = c0
                         rd = _WAIT
-                        for r in DEPS[i]:
+                        for r in deps:
                             x = rr[r]
                             if x > td:
                                 td = x
@@ -866,7 +867,6 @@ class SMCore:
                     if tt > c0:
                         stall[_NOT_SELECTED] += (tt - c0) * m
                 if c:
-                    ii = II[i]
                     if tcf is not None and 0 < p < P_TENSOR and tcf[sm] > tt >= tcb[sm]:
                         # wgmma accumulator traffic in flight on this SM takes the share u of the sub-partition's
                         # register-file bandwidth: this instruction's operand traffic (its pipe occupancy) is
@@ -908,11 +908,10 @@ class SMCore:
                 opc[op] += m
                 pi = i
                 if op == OP_ALU:
-                    rt = tt + LAT[i]
-                    rs = RSN[i]
-                    for d in DSTS[i]:
+                    rt = tt + lat
+                    for d in dsts:
                         rr[d] = rt
-                        rk[d] = rs
+                        rk[d] = rsn
                     pos += 1
                     continue
                 if op == OP_BRANCH:
