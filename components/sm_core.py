@@ -301,7 +301,10 @@ class SMCore:
         self._hot = (T.op, T.cost, T.pipe, T.ii, T.lat, T.deps, T.dsts, T.rsn, self.lrr, self.gap_op,
                      self.op_counts, self.tc_free, self.tc_busy_from, self.tc_rf_share)
         # the same per static instruction, one tuple each (one subscript and unpack per instruction in the hot loop)
-        self._ins = list(zip(T.op, T.pipe, T.cost, T.deps, T.ii, T.lat, T.dsts, T.rsn))
+        # (op, pipe, cost, deps, ii, lat, dsts, reason, the op's issue gap kind, the pipe's OWN_WAIT, the pipe is
+        # stretched by the wgmma register-file share: 0 < pipe < P_TENSOR)
+        self._ins = [(o, p, c, d, ii, la, ds, r, self.gap_op[o], OWN_WAIT[p], 0 < p < P_TENSOR)
+                     for o, p, c, d, ii, la, ds, r in zip(T.op, T.pipe, T.cost, T.deps, T.ii, T.lat, T.dsts, T.rsn)]
         # per-warp mma.sync issue interval (a warp's operand collector; tensor_core.mma_sync_warp_issue_gap_cycles)
         self.mma_warp_gap = int(getattr(tc, "warp_issue_gap", 0) or 0)
         # event recording (core/tracing.py): the hot loop tests the local bool ``rec_on`` only
@@ -681,7 +684,7 @@ class SMCore:
         bl = self.smb[sm]
         q = eng._q
         win = self.window
-        own = self.cfg.runahead_own
+        rown = self.cfg.runahead_own
         mc = self.max_cycles if self.max_cycles is not None else INF
         T = self.T
         OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN, lrr, gap, opc, tcf, tcb, tcu = self._hot
@@ -722,7 +725,7 @@ class SMCore:
             # run ahead of the engine's next event (a GPU's dense queue), or (``runahead_own``: partitioned views,
             # whose queues are sparse) of the SM's own event time only: issue times far ahead of the others' reserve
             # the FIFO memory servers before their earlier requests (gemm80 as GPC views: +46 % cycles)
-            lim = (eng.now if own else (q[0][0] if q else bt)) + win
+            lim = (eng.now if rown else (q[0][0] if q else bt)) + win
             if lim > mc:
                 lim = mc  # never run past the cycle limit (the engine reports it with the stuck warps)
             if bt > lim:
@@ -750,9 +753,12 @@ class SMCore:
                     ht = W.hold_t
                     tt = max(t, ht)
                     p = 0
+                    g = gap[OP_EXIT]
+                    own = OWN_WAIT[0]
+                    rfp = False
                 else:
                     i = pcs[pos]
-                    op, p, c, deps, ii, lat, dsts, rsn = INS[i]
+                    op, p, c, deps, ii, lat, dsts, rsn, g, own, rfp = INS[i]
                     # scoreboard
                     td = t
                     rd = _WAIT
@@ -781,7 +787,6 @@ class SMCore:
                             if x > ts:
                                 ts = x
                     ht = W.hold_t
-                    g = gap[op]
                     if g:
                         if g == 1:
                             if W.tma_next > tp:
@@ -822,7 +827,7 @@ class SMCore:
                 # ---- issue at tt: charge each warp's stall cycles since its own previous issue (stalls.py) ----
                 c0 = tlast + 1
                 ow = 0
-                if kmax > 1 or (tp > c0 and OWN_WAIT[p]):
+                if kmax > 1 or (tp > c0 and own):
                     # the warp's previous issue: the last instruction before pos that ptxas did not fold. Of a
                     # bundle's c*kmax slots each warp issued c, so its stall began c after the bundle's issue; its
                     # own occupancy of the same pipe is covered by the compiler's stall count (ow: wait)
@@ -831,9 +836,9 @@ class SMCore:
                         x = COST[pi]
                         if x:
                             c0 -= x * (kmax - 1)
-                            if OWN_WAIT[p] and PIPE[pi] == p:
+                            if own and PIPE[pi] == p:
                                 ow = c0 + x * (II[pi] - 1)
-                    if gap[op] == 2 and W.mma_next > ow:
+                    if g == 2 and W.mma_next > ow:
                         ow = W.mma_next     # the warp's own mma.sync issue interval
                     if c0 < t and i >= 0:
                         # the register wait as the warp sees it (td above starts at the bundle's slot end t)
@@ -867,7 +872,7 @@ class SMCore:
                     if tt > c0:
                         stall[_NOT_SELECTED] += (tt - c0) * m
                 if c:
-                    if tcf is not None and 0 < p < P_TENSOR and tcf[sm] > tt >= tcb[sm]:
+                    if tcf is not None and rfp and tcf[sm] > tt >= tcb[sm]:
                         # wgmma accumulator traffic in flight on this SM takes the share u of the sub-partition's
                         # register-file bandwidth: this instruction's operand traffic (its pipe occupancy) is
                         # stretched by 1/(1-u); the fractional cycles carry over per sub-partition (deterministic)
