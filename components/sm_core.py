@@ -37,6 +37,7 @@ The core knows nothing about PTX: the runner lowers each static instruction to t
 """
 from __future__ import annotations
 
+from heapq import heappush
 from math import ceil
 
 from warpgraph.components.atomics import ACQUIRE, KEY_MASK, WRITE
@@ -729,15 +730,20 @@ class SMCore:
             if lim > mc:
                 lim = mc  # never run past the cycle limit (the engine reports it with the stuck warps)
             if bt > lim:
+                # sleep until ``bt``: _kick inlined (its checks hold here: this SM's pending event time is INF
+                # while it runs), the engine's queue entry as Engine.schedule makes it
                 self.sm_running = -1
-                self._kick(sm, bt)
+                if bt < eng.now:
+                    bt = eng.now
+                self.sm_evt[sm] = bt
+                heappush(q, (bt, 1 + sm, next(eng._seq), self._run_sm, (sm,)))
                 return
             # ---- the hot loop: issue from ``best`` while it stays ahead of the SM's other bundles (next
             # ready ``ot``, priority ``op_``) and within ``lim``; then leave its next ready time in ``W.st``
             # and pick again (``break``) ----
             W = best
             stall, spl, spk, sq, k1, kmax, m, pcs, rr, rk, n = W.hot
-            pos = W.pos
+            pos = pos0 = W.pos
             t = W.t
             tlast = W.tlast
             pi = W.pi
@@ -819,8 +825,9 @@ class SMCore:
                     if lrr or tt != t or op > OP_BRANCH:
                         mp = tlast + 2 if lrr else W.prio
                         if tt > ot or tt > lim or op_ < mp:
-                            W.pos, W.t, W.tlast, W.pi = pos, t, tlast, pi
-                            W.issued += issued
+                            if pos != pos0:   # (t, tlast, pi, issued change only with pos)
+                                W.pos, W.t, W.tlast, W.pi = pos, t, tlast, pi
+                                W.issued += issued
                             W.prio = mp
                             W.st = tt
                             break
