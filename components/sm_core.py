@@ -810,14 +810,14 @@ class SMCore:
                         tt = tp
                     if ts > tt:
                         tt = ts
-                if tt >= INF:
-                    # waits on something unknown (barrier partners, an mbarrier phase): park until woken
-                    W.pos, W.t, W.tlast, W.pi = pos, t, tlast, pi
-                    W.issued += issued
-                    W.parked = (op, i)
-                    W.st = INF
-                    break
-                if tt >= ot or tt > lim:
+                if tt >= ot or tt > lim:   # (ot <= INF: a wait on an unknown time is tested in here)
+                    if tt >= INF:
+                        # waits on something unknown (barrier partners, an mbarrier phase): park until woken
+                        W.pos, W.t, W.tlast, W.pi = pos, t, tlast, pi
+                        W.issued += issued
+                        W.parked = (op, i)
+                        W.st = INF
+                        break
                     # GTO greedy run-ahead: a warp issuing back to back (no stall: tt == t) a warp-local
                     # instruction (ALU/branch: no unit, no other warp involved) keeps the sub-partition, as GTO
                     # does; anything else is issued in time order within the SM (units see non-decreasing times
