@@ -297,8 +297,8 @@ class SMCore:
         if tc is not None and getattr(tc, "rf_on", False) and getattr(tc, "rf_sp_bpc", 0) > 0:
             self.tc_free, self.tc_busy_from, self.tc_rf_share = tc.free, tc.busy_from, tc.rf_share
         T = tables
-        # the per-core constants ``_run_sm`` reads once per event, as one tuple (tables, policy, per-opcode gaps, counters,
-        # wgmma register-file slowdown state)
+        # the per-core constants ``_run_sm`` reads once per event, as one tuple (tables, policy, per-opcode gaps,
+        # counters, wgmma register-file slowdown state)
         self._hot = (T.op, T.cost, T.pipe, T.ii, T.lat, T.deps, T.dsts, T.rsn, self.lrr, self.gap_op,
                      self.op_counts, self.tc_free, self.tc_busy_from, self.tc_rf_share)
         # the same per static instruction, one tuple each (one subscript and unpack per instruction in the hot loop)
