@@ -37,6 +37,7 @@ The core knows nothing about PTX: the runner lowers each static instruction to t
 """
 from __future__ import annotations
 
+from heapq import heappush
 from math import ceil
 
 from warpgraph.components.atomics import ACQUIRE, KEY_MASK, WRITE
@@ -180,7 +181,7 @@ class _Warp:
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
                  "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
-                 "wake", "gack", "stall", "hot")
+                 "wake", "gack", "stall", "hot", "pi")
 
 
 class _WgSplit:
@@ -244,11 +245,11 @@ class SMCore:
             raise SimulationError(f"unknown warp scheduler policy {cfg.policy!r}", hint="gto or lrr")
         nsp = cfg.subpartitions
         # per sub-partition: next-free cycle of the issue slot and each pipe, plus (last slot) the fractional
-        # register-file debt of the wgmma accumulator-traffic slowdown (see ``_step``)
+        # register-file debt of the wgmma accumulator-traffic slowdown (see ``_run_sm``)
         self.spst = [[[0] * len(PIPES) + [0.0] for _ in range(nsp)] for _ in range(cfg.n_sms)]
         self.window = int(cfg.window)
         self.sm_stall = [[0] * S.NREASONS for _ in range(cfg.n_sms)]   # per SM, per stall reason (warp-cycles)
-        # per SM, per sub-partition, per stall reason: a bundle's counts (``_Warp.stall``, charged by ``_step``)
+        # per SM, per sub-partition, per stall reason: a bundle's counts (``_Warp.stall``, charged by ``_run_sm``)
         # are split over its warps' sub-partitions when it exits (``_fold_stalls``)
         self.sp_stall = [[[0] * S.NREASONS for _ in range(nsp)] for _ in range(cfg.n_sms)]
         self.issued = 0
@@ -296,10 +297,15 @@ class SMCore:
         if tc is not None and getattr(tc, "rf_on", False) and getattr(tc, "rf_sp_bpc", 0) > 0:
             self.tc_free, self.tc_busy_from, self.tc_rf_share = tc.free, tc.busy_from, tc.rf_share
         T = tables
-        # the per-core constants ``_step`` reads on entry, as one tuple (tables, policy, per-opcode gaps, counters,
-        # wgmma register-file slowdown state)
+        # the per-core constants ``_run_sm`` reads once per event, as one tuple (tables, policy, per-opcode gaps,
+        # counters, wgmma register-file slowdown state)
         self._hot = (T.op, T.cost, T.pipe, T.ii, T.lat, T.deps, T.dsts, T.rsn, self.lrr, self.gap_op,
                      self.op_counts, self.tc_free, self.tc_busy_from, self.tc_rf_share)
+        # the same per static instruction, one tuple each (one subscript and unpack per instruction in the hot loop)
+        # (op, pipe, cost, deps, ii, lat, dsts, reason, the op's issue gap kind, the pipe's OWN_WAIT, the pipe is
+        # stretched by the wgmma register-file share: 0 < pipe < P_TENSOR)
+        self._ins = [(o, p, c, d, ii, la, ds, r, self.gap_op[o], OWN_WAIT[p], 0 < p < P_TENSOR)
+                     for o, p, c, d, ii, la, ds, r in zip(T.op, T.pipe, T.cost, T.deps, T.ii, T.lat, T.dsts, T.rsn)]
         # per-warp mma.sync issue interval (a warp's operand collector; tensor_core.mma_sync_warp_issue_gap_cycles)
         self.mma_warp_gap = int(getattr(tc, "warp_issue_gap", 0) or 0)
         # event recording (core/tracing.py): the hot loop tests the local bool ``rec_on`` only
@@ -398,7 +404,7 @@ class SMCore:
             W.a0, W.a1, W.a2, W.a3, W.act = G.a0, G.a1, G.a2, G.a3, G.act
             W.rr = [0] * nregs
             W.rk = [S.WAIT] * nregs
-            # what SMCore._step reads on entry (constant while the bundle lives)
+            # what SMCore._run_sm reads when it switches to the bundle (constant while the bundle lives)
             W.stall = [0] * S.NREASONS     # the bundle's stall counts, folded into its SM's by _fold_stalls
             W.hot = (W.stall, W.spl, W.spk, W.spl[0] if len(W.spl) == 1 else None, W.spk[0][1], W.kmax,
                      m, W.pcs, W.rr, W.rk, W.n)
@@ -411,7 +417,8 @@ class SMCore:
             W.age = self.age
             W.prio = self.age
             W.issued = 0
-            W.ptx = 0
+            W.ptx = 0        # set at exit (the stream positions passed: each folded or issued once)
+            W.pi = -1        # the bundle's last issued (not folded) instruction
             W.cpa_open = 0
             W.cpa_groups = []
             W.wg_open = 0
@@ -456,7 +463,7 @@ class SMCore:
     def _trace_stalls(self, W: _Warp, c0: int, tt: int, ht: int, td: int, rd: int, ow: int, tp: int, ts: int,
                       p: int) -> None:
         """The stall slices of ``[c0, tt)`` (the bundle's lane: from the end of its issue slots), split at the
-        same boundaries as the stall counters in ``_step`` (which count each warp from its own issue)."""
+        same boundaries as the stall counters in ``_run_sm`` (which count each warp from its own issue)."""
         rec, sm, g = self.rec, W.sm, W.g
         if tt <= c0:
             return
@@ -492,7 +499,7 @@ class SMCore:
 
     def _fold_stalls(self, W: _Warp) -> None:
         """Add the exiting bundle's stall counts to its SM's and to its warps' sub-partitions': every count
-        ``_step`` charges is per warp of the bundle (cycles x m, or the turn-taking ``c x m x (kmax-1)``), so a
+        ``_run_sm`` charges is per warp of the bundle (cycles x m, or the turn-taking ``c x m x (kmax-1)``), so a
         sub-partition holding k of the m warps gets k/m of it (the remainder of an uneven split goes to the
         first sub-partition: the per-SM sum is exact)."""
         row = W.stall
@@ -661,9 +668,14 @@ class SMCore:
             self._kick(W.sm, st)
 
     # -- the SM loop: one engine event per SM and run-ahead window ---------------------------------------------
-    def _run_sm(self, sm: int) -> None:
+    def _run_sm(self, sm: int) -> None:  # noqa: C901 (one function: locals are fast)
         """Issue from the SM's bundles in (ready time, priority) order while the next issue lies within
-        ``window`` cycles of the engine's next event; then sleep until the earliest bundle's ready time."""
+        ``window`` cycles of the engine's next event; then sleep until the earliest bundle's ready time.
+
+        The hot loop (issue of the picked bundle) is inlined here rather than a method called per pick: about
+        40 % of the picks issue nothing (the bundle's ready time was stale: another bundle took the shared
+        issue slot), and the call, the per-core tables' unpacking and the policy lookups were paid per pick
+        (gemm_tma_M2048: 1.2 M picks for 1.1 M issues). ``break`` leaves the bundle and picks again."""
         eng = self.eng
         if self.sm_evt[sm] != eng.now:
             return  # superseded by an earlier event of this SM
@@ -673,10 +685,12 @@ class SMCore:
         bl = self.smb[sm]
         q = eng._q
         win = self.window
-        own = self.cfg.runahead_own
+        rown = self.cfg.runahead_own
         mc = self.max_cycles if self.max_cycles is not None else INF
-        step = self._step
-        lrr = self.lrr
+        T = self.T
+        OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN, lrr, gap, opc, tcf, tcb, tcu = self._hot
+        INS = self._ins
+        rec_on = self.rec_on
         while True:
             best = None
             bt = INF
@@ -712,528 +726,521 @@ class SMCore:
             # run ahead of the engine's next event (a GPU's dense queue), or (``runahead_own``: partitioned views,
             # whose queues are sparse) of the SM's own event time only: issue times far ahead of the others' reserve
             # the FIFO memory servers before their earlier requests (gemm80 as GPC views: +46 % cycles)
-            lim = (eng.now if own else (q[0][0] if q else bt)) + win
+            lim = (eng.now if rown else (q[0][0] if q else bt)) + win
             if lim > mc:
                 lim = mc  # never run past the cycle limit (the engine reports it with the stuck warps)
             if bt > lim:
+                # sleep until ``bt``: _kick inlined (its checks hold here: this SM's pending event time is INF
+                # while it runs), the engine's queue entry as Engine.schedule makes it
                 self.sm_running = -1
-                self._kick(sm, bt)
+                if bt < eng.now:
+                    bt = eng.now
+                self.sm_evt[sm] = bt
+                heappush(q, (bt, 1 + sm, next(eng._seq), self._run_sm, (sm,)))
                 return
-            step(best, ot, op_, lim)
-        self.sm_running = -1
-
-    # -- the hot loop ------------------------------------------------------------------------------------
-    def _step(self, W: _Warp, ot: int, op_: int, lim: int) -> None:  # noqa: C901 (one function: locals are fast)
-        """Issue W's instructions while W stays ahead of the SM's other bundles (next ready ``ot``, priority
-        ``op_``) and within ``lim``; then leave its next ready time in ``W.st``."""
-        T = self.T
-        OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN, lrr, gap, opc, tcf, tcb, tcu = self._hot
-        # the bundle's constants (_launch_cta): sq is its one (merged) sub-partition state (no loops below) or None
-        stall, spl, spk, sq, k1, kmax, m, pcs, rr, rk, n = W.hot
-        pos = W.pos
-        t = W.t
-        tlast = W.tlast
-        issued = 0
-        ptx = 0
-        rec_on = self.rec_on
-        while True:
-            if pos >= n:
-                i = -1
-                op = OP_EXIT
-                c = 0
-                td = t
-                rd = _WAIT
-                tp = ts = t
-                ht = W.hold_t
-                tt = max(t, ht)
-                p = 0
-            else:
-                i = pcs[pos]
-                op = OP[i]
-                # scoreboard
-                td = t
-                rd = _WAIT
-                for r in DEPS[i]:
-                    x = rr[r]
-                    if x > td:
-                        td = x
-                        rd = rk[r]
-                if op == OP_FREE:
-                    # folded by ptxas (cost 0): the destination aliases the sources
-                    for d in DSTS[i]:
-                        rr[d] = td if td > t else 0
-                        rk[d] = rd
-                    pos += 1
-                    ptx += 1
-                    continue
-                p = PIPE[i]
-                if sq is not None:
-                    tp = sq[p]
-                    ts = sq[0]
+            # ---- the hot loop: issue from ``best`` while it stays ahead of the SM's other bundles (next
+            # ready ``ot``, priority ``op_``) and within ``lim``; then leave its next ready time in ``W.st``
+            # and pick again (``break``) ----
+            W = best
+            stall, spl, spk, sq, k1, kmax, m, pcs, rr, rk, n = W.hot
+            pos = pos0 = W.pos
+            t = W.t
+            tlast = W.tlast
+            pi = W.pi
+            issued = 0
+            while True:
+                if pos >= n:
+                    i = -1
+                    op = OP_EXIT
+                    c = 0
+                    td = t
+                    rd = _WAIT
+                    tp = ts = t
+                    ht = W.hold_t
+                    tt = max(t, ht)
+                    p = 0
+                    g = gap[OP_EXIT]
+                    own = OWN_WAIT[0]
+                    rfp = False
                 else:
-                    tp = ts = 0
-                    for s in spl:
-                        x = s[p]
-                        if x > tp:
-                            tp = x
-                        x = s[0]
-                        if x > ts:
-                            ts = x
-                ht = W.hold_t
-                g = gap[op]
-                if g:
-                    if g == 1:
-                        if W.tma_next > tp:
-                            # the next bulk copy waits for the TMA front end's issue gap; so does a clock read
-                            # (CS2R is ordered after the warp's outstanding bulk issue: paper III-A T(N) = 1 + 44 N
-                            # brackets the last issue's gap); independent ALU work overlaps the gap
-                            tp = W.tma_next
-                    elif W.mma_next > tp:
-                        # one warp cannot issue mma.sync faster than its own per-warp interval (single-warp gap)
-                        tp = W.mma_next
-                tt = td
-                if ht > tt:
-                    tt = ht
-                if tp > tt:
-                    tt = tp
-                if ts > tt:
-                    tt = ts
-                c = COST[i]
-            if tt >= INF:
-                # waits on something unknown (barrier partners, an mbarrier phase): park until woken
-                W.pos, W.t, W.tlast = pos, t, tlast
-                W.issued += issued
-                W.ptx += ptx
-                W.parked = (op, i)
-                W.st = INF
-                return
-            if tt >= ot or tt > lim:
-                # GTO greedy run-ahead: a warp issuing back to back (no stall: tt == t) a warp-local
-                # instruction (ALU/branch: no unit, no other warp involved) keeps the sub-partition, as GTO
-                # does; anything else is issued in time order within the SM (units see non-decreasing times
-                # up to the window).
-                if lrr or tt != t or op > OP_BRANCH:
-                    mp = tlast + 2 if lrr else W.prio
-                    if tt > ot or tt > lim or op_ < mp:
-                        W.pos, W.t, W.tlast = pos, t, tlast
-                        W.issued += issued
-                        W.ptx += ptx
-                        W.prio = mp
-                        W.st = tt
-                        return
-            # ---- issue at tt: charge each warp's stall cycles since its own previous issue (stalls.py) ----
-            c0 = tlast + 1
-            ow = 0
-            if kmax > 1 or (tp > c0 and OWN_WAIT[p]):
-                # the warp's previous issue: the last instruction before pos that ptxas did not fold. Of a
-                # bundle's c*kmax slots each warp issued c, so its stall began c after the bundle's issue; its
-                # own occupancy of the same pipe is covered by the compiler's stall count (ow: wait)
-                j = pos - 1
-                while j >= 0 and OP[pcs[j]] == OP_FREE:
-                    j -= 1
-                if j >= 0:
-                    x = COST[pcs[j]]
-                    if x:
-                        c0 -= x * (kmax - 1)
-                        if OWN_WAIT[p] and PIPE[pcs[j]] == p:
-                            ow = c0 + x * (II[pcs[j]] - 1)
-                if gap[op] == 2 and W.mma_next > ow:
-                    ow = W.mma_next     # the warp's own mma.sync issue interval
-                if c0 < t and i >= 0:
-                    # the register wait as the warp sees it (td above starts at the bundle's slot end t)
-                    td = c0
-                    rd = S.WAIT
-                    for r in DEPS[i]:
+                    i = pcs[pos]
+                    op, p, c, deps, ii, lat, dsts, rsn, g, own, rfp = INS[i]
+                    # scoreboard
+                    td = t
+                    rd = _WAIT
+                    for r in deps:
                         x = rr[r]
                         if x > td:
                             td = x
                             rd = rk[r]
-            if tt > c0:
-                if rec_on:
-                    self._trace_stalls(W, tlast + 1, tt, ht, td, rd, ow, tp, ts, p)
-                if ht > c0:
-                    x = ht if ht < tt else tt
-                    stall[W.hold_r] += (x - c0) * m
-                    c0 = x
-                if td > c0:
-                    x = td if td < tt else tt
-                    stall[rd] += (x - c0) * m
-                    c0 = x
-                if ow > c0:
-                    x = ow if ow < tt else tt
-                    stall[S.WAIT] += (x - c0) * m
-                    c0 = x
-                if tp > c0 and tp > ts:
-                    # the pipe binds beyond the issue slot: throttle (else another warp holds the slot)
-                    x = tp if tp < tt else tt
-                    stall[PIPE_THROTTLE[p]] += (x - c0) * m
-                    c0 = x
-                if tt > c0:
-                    stall[_NOT_SELECTED] += (tt - c0) * m
-            if c:
-                ii = II[i]
-                if tcf is not None and 0 < p < P_TENSOR and tcf[W.sm] > tt >= tcb[W.sm]:
-                    # wgmma accumulator traffic in flight on this SM takes the share u of the sub-partition's
-                    # register-file bandwidth: this instruction's operand traffic (its pipe occupancy) is
-                    # stretched by 1/(1-u); the fractional cycles carry over per sub-partition (deterministic)
-                    u = tcu[W.sm]
-                    fr = u / (1.0 - u)
+                    if op == OP_FREE:
+                        # folded by ptxas (cost 0): the destination aliases the sources
+                        for d in dsts:
+                            rr[d] = td if td > t else 0
+                            rk[d] = rd
+                        pos += 1
+                        continue
                     if sq is not None:
-                        o = c * k1 * ii
-                        d = sq[_RFD] + o * fr
-                        e = int(d)
-                        sq[_RFD] = d - e
+                        tp = sq[p]
+                        ts = sq[0]
+                    else:
+                        tp = ts = 0
+                        for s in spl:
+                            x = s[p]
+                            if x > tp:
+                                tp = x
+                            x = s[0]
+                            if x > ts:
+                                ts = x
+                    ht = W.hold_t
+                    if g:
+                        if g == 1:
+                            if W.tma_next > tp:
+                                # the next bulk copy waits for the TMA front end's issue gap; so does a clock read
+                                # (CS2R is ordered after the warp's outstanding bulk issue: paper III-A T(N) = 1 + 44 N
+                                # brackets the last issue's gap); independent ALU work overlaps the gap
+                                tp = W.tma_next
+                        elif W.mma_next > tp:
+                            # one warp cannot issue mma.sync faster than its own per-warp interval (single-warp gap)
+                            tp = W.mma_next
+                    tt = td
+                    if ht > tt:
+                        tt = ht
+                    if tp > tt:
+                        tt = tp
+                    if ts > tt:
+                        tt = ts
+                if tt >= ot or tt > lim:   # (ot <= INF: a wait on an unknown time is tested in here)
+                    if tt >= INF:
+                        # waits on something unknown (barrier partners, an mbarrier phase): park until woken
+                        W.pos, W.t, W.tlast, W.pi = pos, t, tlast, pi
+                        W.issued += issued
+                        W.parked = (op, i)
+                        W.st = INF
+                        break
+                    # GTO greedy run-ahead: a warp issuing back to back (no stall: tt == t) a warp-local
+                    # instruction (ALU/branch: no unit, no other warp involved) keeps the sub-partition, as GTO
+                    # does; anything else is issued in time order within the SM (units see non-decreasing times
+                    # up to the window).
+                    if lrr or tt != t or op > OP_BRANCH:
+                        mp = tlast + 2 if lrr else W.prio
+                        if tt > ot or tt > lim or op_ < mp:
+                            if pos != pos0:   # (t, tlast, pi, issued change only with pos)
+                                W.pos, W.t, W.tlast, W.pi = pos, t, tlast, pi
+                                W.issued += issued
+                            W.prio = mp
+                            W.st = tt
+                            break
+                # ---- issue at tt: charge each warp's stall cycles since its own previous issue (stalls.py) ----
+                c0 = tlast + 1
+                ow = 0
+                if kmax > 1 or (tp > c0 and own):
+                    # the warp's previous issue: the last instruction before pos that ptxas did not fold. Of a
+                    # bundle's c*kmax slots each warp issued c, so its stall began c after the bundle's issue; its
+                    # own occupancy of the same pipe is covered by the compiler's stall count (ow: wait)
+                    # (``pi``: kept as the bundle issues, -1 before its first)
+                    if pi >= 0:
+                        x = COST[pi]
+                        if x:
+                            c0 -= x * (kmax - 1)
+                            if own and PIPE[pi] == p:
+                                ow = c0 + x * (II[pi] - 1)
+                    if g == 2 and W.mma_next > ow:
+                        ow = W.mma_next     # the warp's own mma.sync issue interval
+                    if c0 < t and i >= 0:
+                        # the register wait as the warp sees it (td above starts at the bundle's slot end t)
+                        td = c0
+                        rd = _WAIT
+                        for r in deps:
+                            x = rr[r]
+                            if x > td:
+                                td = x
+                                rd = rk[r]
+                if tt > c0:
+                    if rec_on:
+                        self._trace_stalls(W, tlast + 1, tt, ht, td, rd, ow, tp, ts, p)
+                    if ht > c0:
+                        x = ht if ht < tt else tt
+                        stall[W.hold_r] += (x - c0) * m
+                        c0 = x
+                    if td > c0:
+                        x = td if td < tt else tt
+                        stall[rd] += (x - c0) * m
+                        c0 = x
+                    if ow > c0:
+                        x = ow if ow < tt else tt
+                        stall[_WAIT] += (x - c0) * m
+                        c0 = x
+                    if tp > c0 and tp > ts:
+                        # the pipe binds beyond the issue slot: throttle (else another warp holds the slot)
+                        x = tp if tp < tt else tt
+                        stall[PIPE_THROTTLE[p]] += (x - c0) * m
+                        c0 = x
+                    if tt > c0:
+                        stall[_NOT_SELECTED] += (tt - c0) * m
+                if c:
+                    if tcf is not None and rfp and tcf[sm] > tt >= tcb[sm]:
+                        # wgmma accumulator traffic in flight on this SM takes the share u of the sub-partition's
+                        # register-file bandwidth: this instruction's operand traffic (its pipe occupancy) is
+                        # stretched by 1/(1-u); the fractional cycles carry over per sub-partition (deterministic)
+                        u = tcu[sm]
+                        fr = u / (1.0 - u)
+                        if sq is not None:
+                            o = c * k1 * ii
+                            d = sq[_RFD] + o * fr
+                            e = int(d)
+                            sq[_RFD] = d - e
+                            sq[0] = tt + c * k1
+                            sq[p] = tt + o + e
+                        else:
+                            for s, k in spk:
+                                o = c * k * ii
+                                d = s[_RFD] + o * fr
+                                e = int(d)
+                                s[_RFD] = d - e
+                                s[0] = tt + c * k
+                                s[p] = tt + o + e
+                    elif sq is not None:
                         sq[0] = tt + c * k1
-                        sq[p] = tt + o + e
+                        if p:
+                            sq[p] = tt + c * k1 * ii
                     else:
                         for s, k in spk:
-                            o = c * k * ii
-                            d = s[_RFD] + o * fr
-                            e = int(d)
-                            s[_RFD] = d - e
                             s[0] = tt + c * k
-                            s[p] = tt + o + e
-                elif sq is not None:
-                    sq[0] = tt + c * k1
-                    if p:
-                        sq[p] = tt + c * k1 * ii
+                            if p:
+                                s[p] = tt + c * k * ii
+                    t = tt + c * kmax
+                    tlast = t - 1
+                    if rec_on:
+                        self.rec.warp_issue(sm, W.g, tt, c * kmax)
                 else:
-                    for s, k in spk:
-                        s[0] = tt + c * k
-                        if p:
-                            s[p] = tt + c * k * ii
-                t = tt + c * kmax
-                tlast = t - 1
-                if rec_on:
-                    self.rec.warp_issue(W.sm, W.g, tt, c * kmax)
-            else:
-                tlast = tt - 1 if tt - 1 > tlast else tlast
-                t = tt
-            issued += c
-            ptx += 1
-            opc[op] += m
-            if op == OP_ALU:
-                rt = tt + LAT[i]
-                rs = RSN[i]
-                for d in DSTS[i]:
-                    rr[d] = rt
-                    rk[d] = rs
+                    tlast = tt - 1 if tt - 1 > tlast else tlast
+                    t = tt
+                issued += c
+                opc[op] += m
+                pi = i
+                if op == OP_ALU:
+                    rt = tt + lat
+                    for d in dsts:
+                        rr[d] = rt
+                        rk[d] = rsn
+                    pos += 1
+                    continue
+                if op == OP_BRANCH:
+                    pos += 1
+                    if pos < n and pcs[pos] != i + 1:
+                        W.hold_t = tt + self.cfg.branch_latency
+                        W.hold_r = S.BRANCH_RESOLVING
+                    continue
+                # ---------------- less frequent ops ----------------
                 pos += 1
-                continue
-            if op == OP_BRANCH:
-                pos += 1
-                if pos < n and pcs[pos] != i + 1:
-                    W.hold_t = tt + self.cfg.branch_latency
-                    W.hold_r = S.BRANCH_RESOLVING
-                continue
-            # ---------------- less frequent ops ----------------
-            pos += 1
-            if op == OP_EXIT:
-                te = t if t > W.st_ack else W.st_ack
-                if c and kmax > 1:
-                    # each warp's EXIT took c of the bundle's c*kmax slots: it waits out the rest
-                    stall[S.DRAIN if te > t else S.NOT_SELECTED] += c * (kmax - 1) * m
-                if te > t:
-                    stall[S.DRAIN] += (te - t) * m
-                if rec_on:
+                if op == OP_EXIT:
+                    te = t if t > W.st_ack else W.st_ack
+                    if c and kmax > 1:
+                        # each warp's EXIT took c of the bundle's c*kmax slots: it waits out the rest
+                        stall[S.DRAIN if te > t else S.NOT_SELECTED] += c * (kmax - 1) * m
                     if te > t:
-                        self.rec.warp_stall(W.sm, W.g, t, te, S.DRAIN)
-                    self.rec.warp_exit(W.sm, W.g, te)
-                W.pos, W.t, W.tlast = pos, t, tlast
-                W.issued += issued
-                W.ptx += ptx
-                self._warp_exit(W, te)
-                return
-            k = pos - 1
-            if op == OP_LDG or op == OP_STG or op == OP_CP_ASYNC:
-                sectors = W.a0[k]
-                a3 = W.a3[k]
-                lines = a3 & 0xFFFFFFFF          # lines that miss the L1 (all lines if no L1 model applies)
-                hl = a3 >> 32                    # lines that hit the per-CTA L1 (plain ld.global)
-                if hl:
-                    self.l1_hit_lines += hl
-                a2 = W.a2[k]
-                wf = a2 >> 40                    # L1TEX data-stage wavefronts (ld/st; 0 for cp.async)
-                if wf:
-                    # the SM's L1TEX stage (shared by the sub-partitions): max(bank wavefronts, tag lookups)
-                    # per warp (microbench l1_scatter); no data returns before the stage has processed it
-                    c1 = (lines + hl) * self.cfg.l1_tag_cycles_per_line
-                    if c1 < wf:
-                        c1 = wf
-                    l1s = self.l1_stage
-                    s1 = l1s[W.sm]
-                    if s1 < tt:
-                        s1 = tt
-                    e1 = s1 + c1
-                    l1s[W.sm] = e1
-                    te = int(e1) + (e1 > int(e1))
-                    if sectors:
-                        self.global_sectors += sectors
-                        mem = self.mem
-                        # the misses leave for L2 once the stage has looked them up (te): their latency is
-                        # the stage delay plus the memory system's, whose FIFO servers are still fed at issue
-                        # time (engine order; a future reservation would block every other SM's requests)
-                        if mem is not None:
-                            done = mem.global_access(tt, W.sm, T.aux[i], sectors, W.a1[k], lines,
-                                                     a2 & 0xFFFFFFFFFF, m) + (te - tt)
+                        stall[S.DRAIN] += (te - t) * m
+                    if rec_on:
+                        if te > t:
+                            self.rec.warp_stall(sm, W.g, t, te, S.DRAIN)
+                        self.rec.warp_exit(sm, W.g, te)
+                    W.pos, W.t, W.tlast = pos, t, tlast
+                    W.issued += issued
+                    W.ptx = pos     # every position of the stream (and the EXIT) was folded or issued once
+                    self._warp_exit(W, te)
+                    break
+                k = pos - 1
+                if op == OP_LDG or op == OP_STG or op == OP_CP_ASYNC:
+                    sectors = W.a0[k]
+                    a3 = W.a3[k]
+                    lines = a3 & 0xFFFFFFFF          # lines that miss the L1 (all lines if no L1 model applies)
+                    hl = a3 >> 32                    # lines that hit the per-CTA L1 (plain ld.global)
+                    if hl:
+                        self.l1_hit_lines += hl
+                    a2 = W.a2[k]
+                    wf = a2 >> 40                    # L1TEX data-stage wavefronts (ld/st; 0 for cp.async)
+                    if wf:
+                        # the SM's L1TEX stage (shared by the sub-partitions): max(bank wavefronts, tag lookups)
+                        # per warp (microbench l1_scatter); no data returns before the stage has processed it
+                        c1 = (lines + hl) * self.cfg.l1_tag_cycles_per_line
+                        if c1 < wf:
+                            c1 = wf
+                        l1s = self.l1_stage
+                        s1 = l1s[sm]
+                        if s1 < tt:
+                            s1 = tt
+                        e1 = s1 + c1
+                        l1s[sm] = e1
+                        te = int(e1) + (e1 > int(e1))
+                        if sectors:
+                            self.global_sectors += sectors
+                            mem = self.mem
+                            # the misses leave for L2 once the stage has looked them up (te): their latency is
+                            # the stage delay plus the memory system's, whose FIFO servers are still fed at issue
+                            # time (engine order; a future reservation would block every other SM's requests)
+                            if mem is not None:
+                                done = mem.global_access(tt, sm, T.aux[i], sectors, W.a1[k], lines,
+                                                         a2 & 0xFFFFFFFFFF, m) + (te - tt)
+                            else:
+                                done = te + LAT[i]
+                        elif hl:
+                            done = te + self.cfg.l1_hit_latency
                         else:
-                            done = te + LAT[i]
-                    elif hl:
-                        done = te + self.cfg.l1_hit_latency
+                            done = tt + (LAT[i] if op == OP_LDG else 1)
                     else:
-                        done = tt + (LAT[i] if op == OP_LDG else 1)
-                else:
-                    # cp.async and atomics (no L1TEX stage payload, hence no L1 hits): the sub-partition's LSU
-                    # takes one cycle per line
-                    if sectors:
-                        if lines > 1:
-                            li = self.cfg.lsu_ii_per_line
+                        # cp.async and atomics (no L1TEX stage payload, hence no L1 hits): the sub-partition's LSU
+                        # takes one cycle per line
+                        if sectors:
+                            if lines > 1:
+                                li = self.cfg.lsu_ii_per_line
+                                for s, kk in spk:
+                                    x = tt + (lines * kk * li) // m
+                                    if x > s[p]:
+                                        s[p] = x
+                            self.global_sectors += sectors
+                            mem = self.mem
+                            gh = self.ghost if op == OP_CP_ASYNC else None
+                            if gh is not None:
+                                gh(W, k, tt, False)
+                            if mem is not None:
+                                done = mem.global_access(tt, sm, T.aux[i], sectors, W.a1[k], lines, a2, m)
+                            else:
+                                done = tt + LAT[i]
+                            if gh is not None:
+                                gh(W, k, tt, True)
+                        else:
+                            done = tt + (LAT[i] if op == OP_LDG else 1)
+                    if op == OP_LDG:
+                        rs = RSN[i]
+                        for d in DSTS[i]:
+                            rr[d] = done
+                            rk[d] = rs
+                    elif op == OP_STG:
+                        # a store holds the warp at EXIT (drain) until its data has left the SM -- through the
+                        # L1TEX stage when modelled (te) -- not until L2 acknowledges it (cta_turnaround: 400 cycles
+                        # from the last clock of a CTA that stored 4 words to the next CTA's first clock)
+                        # a MEMBAR.GPU / release waits for the store's acknowledgement: from the near L2 partition
+                        # whatever the home (memory.py global_access last_ack; H200 cluster_sync own_store)
+                        la = getattr(self.mem, "last_ack", None) if sectors else None
+                        ack = done if la is None else (la + (te - tt) if wf else la)
+                        if ack > W.gack:
+                            W.gack = ack
+                        if wf:
+                            done = te + 1
+                        if done > W.st_ack:
+                            W.st_ack = done
+                    else:
+                        if done > W.cpa_open:
+                            W.cpa_open = done
+                elif op == OP_LDS or op == OP_STS:
+                    wf = W.a0[k]
+                    if wf:
+                        self.shared_wavefronts += wf
+                        if wf > 1:
+                            si = self.cfg.smem_ii
                             for s, kk in spk:
-                                x = tt + (lines * kk * li) // m
+                                x = tt + (wf * kk * si) // m
                                 if x > s[p]:
                                     s[p] = x
-                        self.global_sectors += sectors
-                        mem = self.mem
-                        gh = self.ghost if op == OP_CP_ASYNC else None
+                        smem = self.smem
+                        done = smem.access(tt, sm, wf, W.a2[k]) if smem is not None else tt + LAT[i]
+                    else:
+                        done = tt + LAT[i]
+                    if op == OP_LDS:
+                        rs = RSN[i]
+                        for d in DSTS[i]:
+                            rr[d] = done
+                            rk[d] = rs
+                elif op == OP_BAR and T.aux[i] == "arrive":   # bar.arrive: the warp counts and goes on
+                    self._bar_arrive_only(W, W.a0[k], W.a1[k], tt)
+                elif op == OP_BAR:
+                    W.hold_t = INF
+                    W.hold_r = S.BARRIER
+                    W.pos, W.t, W.tlast, W.pi = pos, t, tlast, pi
+                    W.issued += issued
+                    if not self._bar_arrive(W, W.a0[k], W.a1[k], tt):
+                        W.parked = (op, i)
+                        W.st = INF
+                    else:
+                        W.st = t  # the release woke other bundles of this SM: let the SM loop re-pick
+                    break
+                elif op == OP_MBAR_WAIT:
+                    if W.act[k]:
+                        hint = W.a2[k]
+                        reason = self.cfg.mbar_sleep_reason if hint >= 0 else self.cfg.mbar_wait_reason
+                        if not W.a3[k]:
+                            # functionally failed poll: a fixed-latency probe
+                            done = tt + LAT[i]
+                        elif self.mbar is None:
+                            done = tt + LAT[i]
+                        else:
+                            W.wait_dsts = DSTS[i]
+                            wk = W.wake
+                            if wk is None or wk[0] != reason:
+                                wk = W.wake = (reason, lambda cyc, W=W, reason=reason: self._wake(W, cyc, reason))
+                            done = self.mbar.wait(W.a1[k], W.a0[k], tt, T.aux[i], hint, wk[1])
+                            if done is None:
+                                done = INF
+                                if rec_on:
+                                    self._mwait[W.g] = (W.a1[k], tt)
+                            elif rec_on:
+                                self.rec.mbarrier_wait(sm, W.g, W.a1[k], tt, done)
+                        for d in DSTS[i]:
+                            rr[d] = done
+                            rk[d] = reason
+                    else:
+                        for d in DSTS[i]:
+                            rr[d] = tt + LAT[i]
+                            rk[d] = S.WAIT
+                elif op == OP_MBAR_ARRIVE:
+                    if W.act[k] and self.mbar is not None:
+                        if T.aux[i] == "drop":
+                            self._mbar_arrive_drop(W, k, tt)
+                        else:
+                            self.mbar.arrive(W.a1[k], tt, W.a2[k], W.a0[k])
+                    for d in DSTS[i]:
+                        rr[d] = tt + LAT[i]
+                        rk[d] = S.SHORT_SCOREBOARD
+                elif op == OP_MBAR_INIT:
+                    if W.act[k] and self.mbar is not None:
+                        self.mbar.init(W.a1[k], W.a0[k], tt)
+                elif op == OP_TMA_LD or op == OP_TMA_ST:
+                    if W.act[k]:
+                        nbytes = W.a0[k]
+                        store = op == OP_TMA_ST
+                        gh = None if store else self.ghost
                         if gh is not None:
                             gh(W, k, tt, False)
-                        if mem is not None:
-                            done = mem.global_access(tt, W.sm, T.aux[i], sectors, W.a1[k], lines, a2, m)
+                        if self.tma is not None:
+                            nxt = self.tma.issue(tt, sm, W.g, nbytes, W.a3[k], 0 if store else W.a2[k], W.a1[k],
+                                                 store)
                         else:
-                            done = tt + LAT[i]
+                            nxt = tt + LAT[i]
                         if gh is not None:
                             gh(W, k, tt, True)
+                        W.tma_next = nxt
+                elif op == OP_WGMMA:
+                    flops = W.a0[k]
+                    self.wgmma_flops += flops
+                    tc = self.tc
+                    if tc is not None:
+                        done, rel, rfb = self._wgmma(W, tt, flops, W.a1[k], W.a2[k], W.a3[k])
+                        if rel > tt + 1:  # accumulator queue full: the warp waits for the oldest op
+                            W.hold_t = rel
+                            W.hold_r = S.MATH_PIPE_THROTTLE
+                        if rfb and tcf is None:
+                            # (legacy, no register-file bandwidth given) each warp's quarter of the accumulator
+                            # traffic through its own operand collector
+                            q4 = 4 * self.rf_bpc
+                            for s, kk in spk:
+                                x = tt + int(rfb * kk / q4)
+                                if x > s[P_TENSOR]:
+                                    s[P_TENSOR] = x
                     else:
-                        done = tt + (LAT[i] if op == OP_LDG else 1)
-                if op == OP_LDG:
+                        done = tt + LAT[i]
+                    if done > W.wg_open:
+                        W.wg_open = done
+                elif op == OP_WGMMA_COMMIT:
+                    W.wg_groups.append(W.wg_open)
+                    W.wg_open = 0
+                    if self.wg_st and W.g in self.wg_st:
+                        st = self.wg_st[W.g]
+                        st.gp.append(st.open_p)
+                        st.open_p = -1
+                elif op == OP_WGMMA_WAIT:
+                    nallow = W.a0[k]
+                    if self.wg_st and W.g in self.wg_st:
+                        h = self._wg_wait_split(W, nallow)   # INF: parked until the warpgroup's last warp issues
+                    else:
+                        grp = W.wg_groups
+                        if W.wg_open:  # wgmmas not committed yet count as a group (conservative)
+                            grp.append(W.wg_open)
+                            W.wg_open = 0
+                        h = _retire_groups(grp, nallow)
+                    if h > tt + 1:
+                        W.hold_t = h
+                        W.hold_r = S.GMMA
+                elif op == OP_CPA_COMMIT:
+                    W.cpa_groups.append(W.cpa_open)
+                    W.cpa_open = 0
+                elif op == OP_CPA_WAIT:
+                    nallow = W.a0[k]
+                    grp = W.cpa_groups
+                    h = _retire_groups(grp, nallow)
+                    if h > tt + 1:
+                        W.hold_t = h
+                        W.hold_r = S.LONG_SCOREBOARD
+                elif op == OP_BULK_COMMIT:
+                    fn = getattr(self.tma, "bulk_commit", None)
+                    if fn is not None:
+                        fn(sm, W.g)
+                elif op == OP_BULK_WAIT:
+                    if self.tma is not None:
+                        h = self.tma.bulk_group_done(sm, W.g, W.a0[k])
+                        if h is not None and h > tt + 1:
+                            W.hold_t = h
+                            W.hold_r = S.LONG_SCOREBOARD
+                elif op == OP_MMA:
+                    flops = W.a0[k]
+                    self.mma_flops += flops
+                    if self.mma_warp_gap:
+                        W.mma_next = tt + self.mma_warp_gap
+                    tc = self.tc
+                    if tc is not None:
+                        # every warp of the bundle issues its MMA on its sub-partition's pipe
+                        done = tt
+                        per = flops // m
+                        nxt_sp: dict = {}
+                        for sp in W.sps:
+                            nxt, d = tc.mma_sync(tt, sm, sp, T.aux[i], per)
+                            nxt_sp[sp] = nxt
+                            if d > done:
+                                done = d
+                        if self.merge_sps or len(spk) == 1:
+                            nxt = max(nxt_sp.values())
+                            for s, _k in spk:
+                                if nxt > s[P_TENSOR]:
+                                    s[P_TENSOR] = nxt
+                        else:
+                            spst_sm = self.spst[sm]
+                            for sp, nxt in nxt_sp.items():
+                                s = spst_sm[sp]
+                                if nxt > s[P_TENSOR]:
+                                    s[P_TENSOR] = nxt
+                    else:
+                        done = tt + LAT[i]
                     rs = RSN[i]
                     for d in DSTS[i]:
                         rr[d] = done
                         rk[d] = rs
-                elif op == OP_STG:
-                    # a store holds the warp at EXIT (drain) until its data has left the SM -- through the
-                    # L1TEX stage when modelled (te) -- not until L2 acknowledges it (cta_turnaround: 400 cycles
-                    # from the last clock of a CTA that stored 4 words to the next CTA's first clock)
-                    # a MEMBAR.GPU / release waits for the store's acknowledgement: from the near L2 partition
-                    # whatever the home (memory.py global_access last_ack; H200 cluster_sync own_store)
-                    la = getattr(self.mem, "last_ack", None) if sectors else None
-                    ack = done if la is None else (la + (te - tt) if wf else la)
-                    if ack > W.gack:
-                        W.gack = ack
-                    if wf:
-                        done = te + 1
-                    if done > W.st_ack:
-                        W.st_ack = done
-                else:
-                    if done > W.cpa_open:
-                        W.cpa_open = done
-            elif op == OP_LDS or op == OP_STS:
-                wf = W.a0[k]
-                if wf:
-                    self.shared_wavefronts += wf
-                    if wf > 1:
-                        si = self.cfg.smem_ii
-                        for s, kk in spk:
-                            x = tt + (wf * kk * si) // m
-                            if x > s[p]:
-                                s[p] = x
-                    smem = self.smem
-                    done = smem.access(tt, W.sm, wf, W.a2[k]) if smem is not None else tt + LAT[i]
-                else:
-                    done = tt + LAT[i]
-                if op == OP_LDS:
-                    rs = RSN[i]
-                    for d in DSTS[i]:
-                        rr[d] = done
-                        rk[d] = rs
-            elif op == OP_BAR and T.aux[i] == "arrive":   # bar.arrive: the warp counts and goes on
-                self._bar_arrive_only(W, W.a0[k], W.a1[k], tt)
-            elif op == OP_BAR:
-                W.hold_t = INF
-                W.hold_r = S.BARRIER
-                W.pos, W.t, W.tlast = pos, t, tlast
-                W.issued += issued
-                W.ptx += ptx
-                if not self._bar_arrive(W, W.a0[k], W.a1[k], tt):
-                    W.parked = (op, i)
-                    W.st = INF
-                else:
-                    W.st = t  # the release woke other bundles of this SM: let the SM loop re-pick
-                return
-            elif op == OP_MBAR_WAIT:
-                if W.act[k]:
-                    hint = W.a2[k]
-                    reason = self.cfg.mbar_sleep_reason if hint >= 0 else self.cfg.mbar_wait_reason
-                    if not W.a3[k]:
-                        # functionally failed poll: a fixed-latency probe
-                        done = tt + LAT[i]
-                    elif self.mbar is None:
-                        done = tt + LAT[i]
-                    else:
-                        W.wait_dsts = DSTS[i]
-                        wk = W.wake
-                        if wk is None or wk[0] != reason:
-                            wk = W.wake = (reason, lambda cyc, W=W, reason=reason: self._wake(W, cyc, reason))
-                        done = self.mbar.wait(W.a1[k], W.a0[k], tt, T.aux[i], hint, wk[1])
-                        if done is None:
-                            done = INF
-                            if rec_on:
-                                self._mwait[W.g] = (W.a1[k], tt)
-                        elif rec_on:
-                            self.rec.mbarrier_wait(W.sm, W.g, W.a1[k], tt, done)
-                    for d in DSTS[i]:
-                        rr[d] = done
-                        rk[d] = reason
-                else:
+                elif op == OP_CLOCK:
+                    for g in W.gs:
+                        self.clock_issue[(g, W.a0[k])] = tt
                     for d in DSTS[i]:
                         rr[d] = tt + LAT[i]
                         rk[d] = S.WAIT
-            elif op == OP_MBAR_ARRIVE:
-                if W.act[k] and self.mbar is not None:
-                    if T.aux[i] == "drop":
-                        self._mbar_arrive_drop(W, k, tt)
-                    else:
-                        self.mbar.arrive(W.a1[k], tt, W.a2[k], W.a0[k])
-                for d in DSTS[i]:
-                    rr[d] = tt + LAT[i]
-                    rk[d] = S.SHORT_SCOREBOARD
-            elif op == OP_MBAR_INIT:
-                if W.act[k] and self.mbar is not None:
-                    self.mbar.init(W.a1[k], W.a0[k], tt)
-            elif op == OP_TMA_LD or op == OP_TMA_ST:
-                if W.act[k]:
-                    nbytes = W.a0[k]
-                    store = op == OP_TMA_ST
-                    gh = None if store else self.ghost
-                    if gh is not None:
-                        gh(W, k, tt, False)
-                    if self.tma is not None:
-                        nxt = self.tma.issue(tt, W.sm, W.g, nbytes, W.a3[k], 0 if store else W.a2[k], W.a1[k],
-                                             store)
-                    else:
-                        nxt = tt + LAT[i]
-                    if gh is not None:
-                        gh(W, k, tt, True)
-                    W.tma_next = nxt
-            elif op == OP_WGMMA:
-                flops = W.a0[k]
-                self.wgmma_flops += flops
-                tc = self.tc
-                if tc is not None:
-                    done, rel, rfb = self._wgmma(W, tt, flops, W.a1[k], W.a2[k], W.a3[k])
-                    if rel > tt + 1:  # accumulator queue full: the warp waits for the oldest op
-                        W.hold_t = rel
-                        W.hold_r = S.MATH_PIPE_THROTTLE
-                    if rfb and tcf is None:
-                        # (legacy, no register-file bandwidth given) each warp's quarter of the accumulator
-                        # traffic through its own operand collector
-                        q4 = 4 * self.rf_bpc
-                        for s, kk in spk:
-                            x = tt + int(rfb * kk / q4)
-                            if x > s[P_TENSOR]:
-                                s[P_TENSOR] = x
-                else:
-                    done = tt + LAT[i]
-                if done > W.wg_open:
-                    W.wg_open = done
-            elif op == OP_WGMMA_COMMIT:
-                W.wg_groups.append(W.wg_open)
-                W.wg_open = 0
-                if self.wg_st and W.g in self.wg_st:
-                    st = self.wg_st[W.g]
-                    st.gp.append(st.open_p)
-                    st.open_p = -1
-            elif op == OP_WGMMA_WAIT:
-                nallow = W.a0[k]
-                if self.wg_st and W.g in self.wg_st:
-                    h = self._wg_wait_split(W, nallow)   # INF: parked until the warpgroup's last warp issues
-                else:
-                    grp = W.wg_groups
-                    if W.wg_open:  # wgmmas not committed yet count as a group (conservative)
-                        grp.append(W.wg_open)
-                        W.wg_open = 0
-                    h = _retire_groups(grp, nallow)
-                if h > tt + 1:
-                    W.hold_t = h
-                    W.hold_r = S.GMMA
-            elif op == OP_CPA_COMMIT:
-                W.cpa_groups.append(W.cpa_open)
-                W.cpa_open = 0
-            elif op == OP_CPA_WAIT:
-                nallow = W.a0[k]
-                grp = W.cpa_groups
-                h = _retire_groups(grp, nallow)
-                if h > tt + 1:
-                    W.hold_t = h
-                    W.hold_r = S.LONG_SCOREBOARD
-            elif op == OP_BULK_COMMIT:
-                fn = getattr(self.tma, "bulk_commit", None)
-                if fn is not None:
-                    fn(W.sm, W.g)
-            elif op == OP_BULK_WAIT:
-                if self.tma is not None:
-                    h = self.tma.bulk_group_done(W.sm, W.g, W.a0[k])
-                    if h is not None and h > tt + 1:
+                elif op == OP_FENCE:
+                    h = max(W.st_ack, tt + LAT[i])
+                    if h > tt + 1:
                         W.hold_t = h
-                        W.hold_r = S.LONG_SCOREBOARD
-            elif op == OP_MMA:
-                flops = W.a0[k]
-                self.mma_flops += flops
-                if self.mma_warp_gap:
-                    W.mma_next = tt + self.mma_warp_gap
-                tc = self.tc
-                if tc is not None:
-                    # every warp of the bundle issues its MMA on its sub-partition's pipe
-                    done = tt
-                    per = flops // m
-                    nxt_sp: dict = {}
-                    for sp in W.sps:
-                        nxt, d = tc.mma_sync(tt, W.sm, sp, T.aux[i], per)
-                        nxt_sp[sp] = nxt
-                        if d > done:
-                            done = d
-                    if self.merge_sps or len(spk) == 1:
-                        nxt = max(nxt_sp.values())
-                        for s, _k in spk:
-                            if nxt > s[P_TENSOR]:
-                                s[P_TENSOR] = nxt
-                    else:
-                        spst_sm = self.spst[W.sm]
-                        for sp, nxt in nxt_sp.items():
-                            s = spst_sm[sp]
-                            if nxt > s[P_TENSOR]:
-                                s[P_TENSOR] = nxt
-                else:
-                    done = tt + LAT[i]
-                rs = RSN[i]
-                for d in DSTS[i]:
-                    rr[d] = done
-                    rk[d] = rs
-            elif op == OP_CLOCK:
-                for g in W.gs:
-                    self.clock_issue[(g, W.a0[k])] = tt
-                for d in DSTS[i]:
-                    rr[d] = tt + LAT[i]
-                    rk[d] = S.WAIT
-            elif op == OP_FENCE:
-                h = max(W.st_ack, tt + LAT[i])
-                if h > tt + 1:
-                    W.hold_t = h
-                    W.hold_r = S.MEMBAR
-            elif OP_TC05_MMA <= op <= OP_TC05_CP:   # tcgen05 block: Blackwell tensor core + TMEM (_tcgen05)
-                self._tcgen05(W, op, i, k, tt)
-            elif OP_DSM <= op <= OP_CBAR_WAIT:   # clusters: DSM fabric and barrier.cluster (one call, see _cluster_op)
-                self._cluster_op(W, op, i, k, tt)
-            elif op == OP_MEMBAR:                # fence.acq_rel.cluster/gpu, membar.gl: MEMBAR.ALL.GPU
-                self._membar(W, tt)
-            elif op == OP_ATOMG:
-                self._atomg(W, i, k, tt, p)
-            else:  # any other op with destinations: fixed latency
-                rt = tt + LAT[i]
-                rs = RSN[i]
-                for d in DSTS[i]:
-                    rr[d] = rt
-                    rk[d] = rs
+                        W.hold_r = S.MEMBAR
+                elif OP_TC05_MMA <= op <= OP_TC05_CP:   # tcgen05 block: Blackwell tensor core + TMEM (_tcgen05)
+                    self._tcgen05(W, op, i, k, tt)
+                elif OP_DSM <= op <= OP_CBAR_WAIT:   # clusters: DSM fabric and barrier.cluster (one call, see _cluster_op)
+                    self._cluster_op(W, op, i, k, tt)
+                elif op == OP_MEMBAR:                # fence.acq_rel.cluster/gpu, membar.gl: MEMBAR.ALL.GPU
+                    self._membar(W, tt)
+                elif op == OP_ATOMG:
+                    self._atomg(W, i, k, tt, p)
+                else:  # any other op with destinations: fixed latency
+                    rt = tt + LAT[i]
+                    rs = RSN[i]
+                    for d in DSTS[i]:
+                        rr[d] = rt
+                        rk[d] = rs
+        self.sm_running = -1
+
 
     # -- global atomics ---------------------------------------------------------------------------------------
     def _atomg(self, W: _Warp, i: int, k: int, tt: int, p: int) -> None:
