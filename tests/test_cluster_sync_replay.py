@@ -27,11 +27,12 @@ _PHASE_LOCK = pytest.mark.xfail(strict=True, reason=(
     "CTA 0's drain: 852 cycles before the TMA far-fill penalty, 676 after (CTA 1: 1249), 691 with the suspended "
     "try_wait, H200 883-897 (issue 19)"))
 _LOCAL_PING = pytest.mark.xfail(strict=True, reason=(
-    "warp 0 <-> warp 1 of one CTA, local mbarrier.arrive then try_wait: H200 240 or 390 cycles per round trip "
-    "(bimodal over launches: 390.2 / 240.7 / 390.2), replayed 89.5 (arrive + a 40-cycle try_wait each way). A local "
-    "hand-off costs the H200 120-195 cycles one way, more than the model's wake-up of a suspended try_wait "
-    "(try_wait_cycles after the completion); no committed measurement separates the wake-up from the remote "
-    "arrive's one-way fabric latency (issue 19)"))
+    "warp 0 <-> warp 1 of one CTA, local mbarrier.arrive then try_wait, thread 0 / thread 32 alone: H200 240 or 390 "
+    "cycles per round trip (bimodal over launches: 390.2 / 240.7 / 390.2), replayed 89.5 (arrive + a 40-cycle "
+    "try_wait each way). microbench/results/h200_mbar_wakeup_2026-12-04: with one lane of the warp in the loop the "
+    "H200 does not suspend try_wait (it polls like test_wait, ~150 cycles a poll, 193-310 after the arrive); a "
+    "full warp wakes 180 after the arriver's clock read, as early as its best test_wait poll. The model has no "
+    "divergence-dependent try_wait (issue 19)"))
 CASES = ["csync_fence_fence_gpu_idle", "csync_fence_fence_gpu_own_store", "csync_fence_arrive_rel_cl_remote_idle",
          "csync_fence_arrive_rlx_cl_remote_idle",
          "csync_fence_arrive_rel_cl_local_own_bulk",
