@@ -108,7 +108,7 @@ class StaticTables:
     """Per static instruction (index = PTX instruction index) integer tables used by the hot loop."""
 
     __slots__ = ("op", "cost", "pipe", "ii", "lat", "deps", "dsts", "rsn", "aux", "line", "text", "nregs",
-                 "ptx_cost_rule")
+                 "ptx_cost_rule", "xs")
 
     def __init__(self, n: int, nregs: int):
         self.op = [OP_ALU] * n
@@ -124,6 +124,9 @@ class StaticTables:
         self.text = [""] * n
         self.ptx_cost_rule = [""] * n
         self.nregs = nregs
+        #: control-code stalls (``sass.control_stalls``, runner/timing.py): per instruction the cycles a warp waits
+        #: beyond its own issue slots before its next instruction (ptxas's stall counts); None: not modelled
+        self.xs: list[int] | None = None
 
 
 class CoreConfig:
@@ -180,7 +183,7 @@ class _Warp:
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
                  "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
-                 "wake", "gack", "stall", "hot")
+                 "wake", "gack", "stall", "hot", "cs_t")
 
 
 class _WgSplit:
@@ -299,7 +302,9 @@ class SMCore:
         # the per-core constants ``_step`` reads on entry, as one tuple (tables, policy, per-opcode gaps, counters,
         # wgmma register-file slowdown state)
         self._hot = (T.op, T.cost, T.pipe, T.ii, T.lat, T.deps, T.dsts, T.rsn, self.lrr, self.gap_op,
-                     self.op_counts, self.tc_free, self.tc_busy_from, self.tc_rf_share)
+                     self.op_counts, self.tc_free, self.tc_busy_from, self.tc_rf_share, getattr(T, "xs", None))
+        self.cs_cycles = 0                    # control-code stall cycles charged (sass.control_stalls), per warp
+        self.cs_sched = 0                     # control-code stall cycles the issued instructions carry, per warp
         # per-warp mma.sync issue interval (a warp's operand collector; tensor_core.mma_sync_warp_issue_gap_cycles)
         self.mma_warp_gap = int(getattr(tc, "warp_issue_gap", 0) or 0)
         # event recording (core/tracing.py): the hot loop tests the local bool ``rec_on`` only
@@ -407,6 +412,7 @@ class SMCore:
             W.tlast = t - 1
             W.hold_t = t + cfg.warp_start_latency
             W.hold_r = S.NO_INSTRUCTION
+            W.cs_t = 0
             self.age += 1
             W.age = self.age
             W.prio = self.age
@@ -463,6 +469,11 @@ class SMCore:
         if ht > c0:
             x = ht if ht < tt else tt
             rec.warp_stall(sm, g, c0, x, W.hold_r)
+            c0 = x
+        cw = W.cs_t if self._hot[-1] is not None else 0
+        if cw > c0:
+            x = cw if cw < tt else tt
+            rec.warp_stall(sm, g, c0, x, S.WAIT)
             c0 = x
         if td > c0:
             x = td if td < tt else tt
@@ -727,7 +738,7 @@ class SMCore:
         """Issue W's instructions while W stays ahead of the SM's other bundles (next ready ``ot``, priority
         ``op_``) and within ``lim``; then leave its next ready time in ``W.st``."""
         T = self.T
-        OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN, lrr, gap, opc, tcf, tcb, tcu = self._hot
+        OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN, lrr, gap, opc, tcf, tcb, tcu, XS = self._hot
         # the bundle's constants (_launch_cta): sq is its one (merged) sub-partition state (no loops below) or None
         stall, spl, spk, sq, k1, kmax, m, pcs, rr, rk, n = W.hot
         pos = W.pos
@@ -799,6 +810,11 @@ class SMCore:
                 if ts > tt:
                     tt = ts
                 c = COST[i]
+                if XS is not None:
+                    # the stall count of the warp's previous instruction(s): no issue before W.cs_t
+                    cw = W.cs_t
+                    if cw > tt:
+                        tt = cw
             if tt >= INF:
                 # waits on something unknown (barrier partners, an mbarrier phase): park until woken
                 W.pos, W.t, W.tlast = pos, t, tlast
@@ -835,7 +851,7 @@ class SMCore:
                     x = COST[pcs[j]]
                     if x:
                         c0 -= x * (kmax - 1)
-                        if OWN_WAIT[p] and PIPE[pcs[j]] == p:
+                        if OWN_WAIT[p] and PIPE[pcs[j]] == p and XS is None:
                             ow = c0 + x * (II[pcs[j]] - 1)
                 if gap[op] == 2 and W.mma_next > ow:
                     ow = W.mma_next     # the warp's own mma.sync issue interval
@@ -854,6 +870,13 @@ class SMCore:
                 if ht > c0:
                     x = ht if ht < tt else tt
                     stall[W.hold_r] += (x - c0) * m
+                    c0 = x
+                if XS is not None and W.cs_t > c0:
+                    # control-code stall count (before the scoreboard: the warp checks its wait mask after it)
+                    cw = W.cs_t
+                    x = cw if cw < tt else tt
+                    stall[_WAIT] += (x - c0) * m
+                    self.cs_cycles += (x - c0) * m
                     c0 = x
                 if td > c0:
                     x = td if td < tt else tt
@@ -912,6 +935,10 @@ class SMCore:
             issued += c
             ptx += 1
             opc[op] += m
+            if XS is not None and c:
+                x = XS[i]
+                W.cs_t = tt + c + x
+                self.cs_sched += x * m
             if op == OP_ALU:
                 rt = tt + LAT[i]
                 rs = RSN[i]
