@@ -31,6 +31,11 @@ bundle, the per-warp model):
   ``c * kmax`` slots) to ``tt``, in the order hold reason (barrier, gmma, branch...) -> register wait (its
   scoreboard reason) -> ``wait`` for the warp's own use of the same fixed-latency pipe (``OWN_WAIT``: ptxas's
   stall count) -> pipe throttle for a pipe another warp holds beyond the issue slot -> not_selected.
+* Control-code stalls (``StaticTables.xs``, ``--set sass.control_stalls=1``; the rule and its source:
+  runner/timing.py ``control_stalls``): a warp that issued instruction i at ``tt`` with c slots issues its next
+  instruction no earlier than ``tt + c + xs[i]`` (ptxas's stall counts beyond one cycle per SASS), charged as
+  ``wait`` right after the hold reason and before the register wait; ``OWN_WAIT`` is then not charged (the stall
+  count covers the warp's own pipe reuse) and fixed-latency results carry no latency of their own.
 
 The core knows nothing about PTX: the runner lowers each static instruction to the integer tables of
 :class:`StaticTables` (op class, SASS cost, pipe, initiation interval, latency, dependence registers...).

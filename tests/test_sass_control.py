@@ -70,7 +70,7 @@ def test_parse_nvdisasm_hex_control_fields():
 def test_control_extra_spreads_a_blocks_mean_by_cost():
     # block 0: 4 SASS, stall counts summing to 6 beyond issue (mean 1.5) over instructions of cost 1, 2, 0, 1
     out = SS.control_extra([[0, 1, 2, 3]], [1, 2, 0, 1], {0: 6}, {0: 4})
-    # cumulative 1.5, 4.5, 4.5, 6 -> rounded 2, 5, 5, 6 (half up): 2, 3, 0, 1
+    # no classes: the block mean; cumulative 1.5, 4.5, 4.5, 6 -> rounded 2, 5, 5, 6 (half up): 2, 3, 0, 1
     assert out == {0: 2, 1: 3, 2: 0, 3: 1}
 
 
