@@ -36,6 +36,7 @@ ROW_COLUMNS = (
     "sim_top_stalls", "hw_top_stalls",
     "bound_cycles", "bound_by", "hw_over_bound", "sim_over_bound",
     "wall_seconds", "family", "stall_top3_agreement",
+    "sim_wait_per_issue", "hw_wait_per_issue", "sim_control_stalls_per_issue",
 )
 
 #: (prefix of the sm_80 variant, prefix of the sm_90a variant, label) — ``attn80_X`` pairs with ``attn_X``
@@ -264,6 +265,11 @@ def validate_one(record_dir: str | Path, arch: str = "h200", *, mode: str = "tim
         row["sim_top_stalls"] = _stall_text(s_sim, s_hw, "hw") or None
         row["hw_top_stalls"] = _stall_text(s_hw, s_sim, "sim") or None
         row["stall_top3_agreement"] = stall_agreement(s_sim, s_hw)
+        # ncu's `wait` (fixed-latency dependences: the SASS stall counts) and, with sass.control_stalls, the
+        # stall-count cycles the issued SASS carry (dynamic-weighted mean of stall - 1 per issue)
+        row["sim_wait_per_issue"] = _num((s_sim or {}).get("wait"))
+        row["hw_wait_per_issue"] = _num((s_hw or {}).get("wait"))
+        row["sim_control_stalls_per_issue"] = _num((metrics.get("control_stalls") or {}).get("scheduled_per_issue"))
     elif meas is not None:
         row["hw_top_stalls"] = _stall_text(meas.get("stall_ratios_per_issue"), None, "") or None
 

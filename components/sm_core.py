@@ -31,6 +31,11 @@ bundle, the per-warp model):
   ``c * kmax`` slots) to ``tt``, in the order hold reason (barrier, gmma, branch...) -> register wait (its
   scoreboard reason) -> ``wait`` for the warp's own use of the same fixed-latency pipe (``OWN_WAIT``: ptxas's
   stall count) -> pipe throttle for a pipe another warp holds beyond the issue slot -> not_selected.
+* Control-code stalls (``StaticTables.xs``, ``--set sass.control_stalls=1``; the rule and its source:
+  runner/timing.py ``control_stalls``): a warp that issued instruction i at ``tt`` with c slots issues its next
+  instruction no earlier than ``tt + c + xs[i]`` (ptxas's stall counts beyond one cycle per SASS), charged as
+  ``wait`` right after the hold reason and before the register wait; ``OWN_WAIT`` is then not charged (the stall
+  count covers the warp's own pipe reuse) and fixed-latency results carry no latency of their own.
 
 The core knows nothing about PTX: the runner lowers each static instruction to the integer tables of
 :class:`StaticTables` (op class, SASS cost, pipe, initiation interval, latency, dependence registers...).
@@ -109,7 +114,7 @@ class StaticTables:
     """Per static instruction (index = PTX instruction index) integer tables used by the hot loop."""
 
     __slots__ = ("op", "cost", "pipe", "ii", "lat", "deps", "dsts", "rsn", "aux", "line", "text", "nregs",
-                 "ptx_cost_rule")
+                 "ptx_cost_rule", "xs")
 
     def __init__(self, n: int, nregs: int):
         self.op = [OP_ALU] * n
@@ -125,6 +130,9 @@ class StaticTables:
         self.text = [""] * n
         self.ptx_cost_rule = [""] * n
         self.nregs = nregs
+        #: control-code stalls (``sass.control_stalls``, runner/timing.py): per instruction the cycles a warp waits
+        #: beyond its own issue slots before its next instruction (ptxas's stall counts); None: not modelled
+        self.xs: list[int] | None = None
 
 
 class CoreConfig:
@@ -181,7 +189,7 @@ class _Warp:
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
                  "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
-                 "wake", "gack", "stall", "hot", "pi")
+                 "wake", "gack", "stall", "hot", "pi", "cs_t")
 
 
 class _WgSplit:
@@ -306,6 +314,9 @@ class SMCore:
         # stretched by the wgmma register-file share: 0 < pipe < P_TENSOR)
         self._ins = [(o, p, c, d, ii, la, ds, r, self.gap_op[o], OWN_WAIT[p], 0 < p < P_TENSOR)
                      for o, p, c, d, ii, la, ds, r in zip(T.op, T.pipe, T.cost, T.deps, T.ii, T.lat, T.dsts, T.rsn)]
+        self._xs = getattr(T, "xs", None)    # control-code stalls per instruction (sass.control_stalls) or None
+        self.cs_cycles = 0                    # control-code stall cycles charged (sass.control_stalls), per warp
+        self.cs_sched = 0                     # control-code stall cycles the issued instructions carry, per warp
         # per-warp mma.sync issue interval (a warp's operand collector; tensor_core.mma_sync_warp_issue_gap_cycles)
         self.mma_warp_gap = int(getattr(tc, "warp_issue_gap", 0) or 0)
         # event recording (core/tracing.py): the hot loop tests the local bool ``rec_on`` only
@@ -413,6 +424,7 @@ class SMCore:
             W.tlast = t - 1
             W.hold_t = t + cfg.warp_start_latency
             W.hold_r = S.NO_INSTRUCTION
+            W.cs_t = 0
             self.age += 1
             W.age = self.age
             W.prio = self.age
@@ -470,6 +482,11 @@ class SMCore:
         if ht > c0:
             x = ht if ht < tt else tt
             rec.warp_stall(sm, g, c0, x, W.hold_r)
+            c0 = x
+        cw = W.cs_t if self._xs is not None else 0
+        if cw > c0:
+            x = cw if cw < tt else tt
+            rec.warp_stall(sm, g, c0, x, S.WAIT)
             c0 = x
         if td > c0:
             x = td if td < tt else tt
@@ -690,6 +707,7 @@ class SMCore:
         T = self.T
         OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN, lrr, gap, opc, tcf, tcb, tcu = self._hot
         INS = self._ins
+        XS = self._xs
         rec_on = self.rec_on
         while True:
             best = None
@@ -810,6 +828,11 @@ class SMCore:
                         tt = tp
                     if ts > tt:
                         tt = ts
+                    if XS is not None:
+                        # the stall count of the warp's previous instruction(s): no issue before W.cs_t
+                        cw = W.cs_t
+                        if cw > tt:
+                            tt = cw
                 if tt >= ot or tt > lim:   # (ot <= INF: a wait on an unknown time is tested in here)
                     if tt >= INF:
                         # waits on something unknown (barrier partners, an mbarrier phase): park until woken
@@ -843,7 +866,7 @@ class SMCore:
                         x = COST[pi]
                         if x:
                             c0 -= x * (kmax - 1)
-                            if own and PIPE[pi] == p:
+                            if own and PIPE[pi] == p and XS is None:
                                 ow = c0 + x * (II[pi] - 1)
                     if g == 2 and W.mma_next > ow:
                         ow = W.mma_next     # the warp's own mma.sync issue interval
@@ -862,6 +885,13 @@ class SMCore:
                     if ht > c0:
                         x = ht if ht < tt else tt
                         stall[W.hold_r] += (x - c0) * m
+                        c0 = x
+                    if XS is not None and W.cs_t > c0:
+                        # control-code stall count (before the scoreboard: the warp checks its wait mask after it)
+                        cw = W.cs_t
+                        x = cw if cw < tt else tt
+                        stall[_WAIT] += (x - c0) * m
+                        self.cs_cycles += (x - c0) * m
                         c0 = x
                     if td > c0:
                         x = td if td < tt else tt
@@ -919,6 +949,10 @@ class SMCore:
                 issued += c
                 opc[op] += m
                 pi = i
+                if XS is not None and c:
+                    x = XS[i]
+                    W.cs_t = tt + c + x
+                    self.cs_sched += x * m
                 if op == OP_ALU:
                     rt = tt + lat
                     for d in dsts:

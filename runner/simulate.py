@@ -37,6 +37,7 @@ _TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0,
                   "partition_window": (1, 1 << 20)}
 _TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto",), "partition": ("gpc", "cpc", "gpu")}
 _SASS_RANGE = (0, 1 << 16)
+_SASS_SWITCHES = ("guided", "control_stalls")
 
 
 def _int_knob(k: str, v, lo: int, hi: int) -> int:
@@ -90,7 +91,9 @@ def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
             if not k[len("sass."):]:
                 raise UserError(f"override {k!r} names no SASS opcode", location=f"--set {k}",
                                 hint="sass.<opcode>=N, e.g. sass.div=20")
-            sass[k[len("sass."):]] = _int_knob(k, v, *_SASS_RANGE)
+            name = k[len("sass."):]
+            # the switches (workloads/sass.py guided costs, runner/timing.py control-code stalls) are 0 / 1
+            sass[name] = _int_knob(k, v, *((0, 1) if name in _SASS_SWITCHES else _SASS_RANGE))
         else:
             arch[k] = v
     if isinstance(overrides, dict):

@@ -116,6 +116,7 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
     insts = program.instructions
     spec = _typed(spec)
     guided, guided_tool = guided_costs(program, record, str(spec.sm.isa), sass_overrides)
+    xs = control_stalls(program, record, str(spec.sm.isa), sass_overrides, guided)
     nregs = len(program.reg_names)
     T = StaticTables(len(insts), nregs)
     mem_lat = int(spec.l2.near_latency_cycles) + int(spec.hbm.latency_cycles)
@@ -226,10 +227,63 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
             # FP32 ops: the SFU pipe is busy one interval per PTX instruction, not cost x interval
             ii = -(-ii // cost)
         deps = tuple(dict.fromkeys(srcs + dsts))  # RAW + WAW, order kept, deduplicated
+        if xs is not None and op == C.OP_ALU and unit in _FIXED_LATENCY and rsn == S.WAIT:
+            # control-code stalls: ptxas's stall counts (T.xs) space the warp's issues for this result; the unit
+            # latency would charge the same cycles again in PTX order (runner/timing.py, control_stalls)
+            lat = 0
         T.op[i], T.cost[i], T.pipe[i], T.ii[i], T.lat[i] = op, cost, pipe, max(1, ii), max(0, lat)
         T.deps[i], T.dsts[i], T.rsn[i], T.aux[i] = deps, dsts, rsn, aux
         T.line[i], T.text[i], T.ptx_cost_rule[i] = getattr(ins, "line", 0), text, rule
+    T.xs = xs
     return T
+
+
+#: units whose results ptxas orders by stall counts, not scoreboard barriers (their SASS carry no write barrier:
+#: IMAD / FFMA / FMUL / ISETP / SEL / F2FP ... on sm_90a listings); SFU (MUFU), CVT, shared / global memory,
+#: LDC (ld.param), SHFL set a write barrier and keep their latencies (scoreboard stalls). mma.sync / wgmma keep the
+#: tensor core's own timing (calibrated by microbench; HMMA's stall count overlaps it: no replacement there).
+_FIXED_LATENCY = frozenset(("INT", "FP32", "FP16", "FP64", "MISC", "NONE"))
+
+#: ``--set sass.control_stalls=1``: off by default (docs/accuracy.md, "Control-code stall counts")
+CONTROL_STALLS_DEFAULT = False
+
+
+def control_stalls(program, record, isa: str, overrides: dict | None, guided=None) -> list[int] | None:
+    """Per-instruction control-code stall cycles (``sass.control_stalls``), or None (off, or no SASS listing).
+
+    The rule (Volta and later: every SASS instruction carries a compiler-set stall count, the cycles the warp
+    waits before it may issue its next instruction; Jia et al. 2018, "Dissecting the NVIDIA Volta GPU
+    Architecture via Microbenchmarking", sec. 2.1; Nsight Compute's ``wait`` stall reason, "waiting on a fixed
+    latency execution dependency", is that wait): a warp that issues PTX instruction i at ``tt`` with c SASS issue
+    slots may issue its next instruction no earlier than ``tt + c + xs[i]``, where xs[i] is the sum of
+    ``max(stall, 1) - 1`` over the SASS attributed to i (workloads/sass.py ``attribute`` / ``control_extra``: the
+    mean of its PTX block, times its SASS count); those cycles are charged as ``wait`` before any scoreboard
+    wait (the warp checks its wait mask after the stall count). The stall counts *replace* what would count the
+    same cycles: the latency of fixed-latency results (``_FIXED_LATENCY``: the consumer is spaced by the counts)
+    and the ``OWN_WAIT`` charge for the warp's own back-to-back use of a fixed-latency pipe (sm_core.py). They do
+    not replace scoreboard latencies (memory, SFU, conversions, ``ld.param``), the pipe occupancy other warps
+    see, the branch-resolution hold nor the tensor core's mma.sync / wgmma timing."""
+    if not int((overrides or {}).get("control_stalls", int(CONTROL_STALLS_DEFAULT))):
+        return None
+    att = guided
+    if att is None and record is not None:
+        from warpgraph.workloads.sass import record_sass_costs
+
+        att, why = record_sass_costs(record, program, isa)
+        if att is None:
+            _warn_cs(getattr(record, "name", "?"), why)
+    if att is None or att.extra is None:
+        return None
+    return [int(att.extra.get(i, 0)) for i in range(len(program.instructions))]
+
+
+def _warn_cs(name: str, why: str) -> None:
+    import warnings
+
+    if ("cs", name, why) in _WARNED:
+        return
+    _WARNED.add(("cs", name, why))
+    warnings.warn(f"{name}: no control-code stall counts ({why}); sass.control_stalls has no effect", stacklevel=3)
 
 
 def _gpu_fence(ins) -> bool:
@@ -944,6 +998,11 @@ def _outcome(core: SMCore, eng, cfg, occ, tables, units, unit_names, wall, spec)
         "engine_events": eng.events_processed,
         "units": unit_names,
     }
+    if tables.xs is not None:
+        # sass.control_stalls: the stall-count cycles beyond issue that the issued SASS carry (dynamic-weighted
+        # mean of max(stall, 1) - 1 per SASS issue) and those charged as wait (the rest overlapped a hold)
+        metrics["control_stalls"] = {"scheduled_per_issue": round(core.cs_sched / issued, 4) if issued else 0.0,
+                                     "charged_per_issue": round(core.cs_cycles / issued, 4) if issued else 0.0}
     # stats frame: hierarchical names
     g = st.group("gpu")
     g.set("cycles", cycles)

@@ -65,6 +65,36 @@ class SassInst:
     guard: str = ""
     line: int = 0
     target: int | None = None     # branch target address (BRA / BRX / JMP), None otherwise
+    ctrl: int = -1                # control field: bits 41-63 of the encoding's high word (:func:`decode_control`);
+                                  # -1 when the listing has no encodings
+
+
+@dataclass(frozen=True)
+class Control:
+    """The scheduling control bits ptxas sets on every Volta-and-later SASS instruction (:func:`decode_control`)."""
+
+    stall: int        # cycles before the warp may issue its next instruction (fixed-latency dependences)
+    yield_: int       # yield bit
+    wbar: int         # scoreboard barrier the instruction's result sets (7: none)
+    rbar: int         # scoreboard barrier its source-operand reads release (7: none)
+    wait: int         # mask of the barriers the instruction waits on before issuing
+    reuse: int        # operand-reuse cache flags
+
+
+def control_field(hi: int) -> int:
+    """The control field of an instruction from the high 64-bit word of its 128-bit encoding: bits 41-63."""
+    return (int(hi) >> 41) & 0x7FFFFF
+
+
+def decode_control(ctrl: int) -> Control:
+    """The fields of a control field (:func:`control_field`), sm_70 through sm_90 (the 128-bit encodings:
+    high word bits 41-44 stall count, 45 yield, 46-48 write barrier, 49-51 read barrier, 52-57 wait mask,
+    58-61 reuse; Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", 2018, sec. 2;
+    the same layout as maxas's / turingas's control codes). Checked on ptxas 12.x sm_90a listings: an ``S2UR UR7``
+    with write barrier 3 is followed by the ``UISETP`` reading UR7 whose wait mask is ``0b001000``
+    (tests/test_sass_control.py)."""
+    c = int(ctrl)
+    return Control(c & 0xF, (c >> 4) & 1, (c >> 5) & 7, (c >> 8) & 7, (c >> 11) & 0x3F, (c >> 17) & 0xF)
 
 
 # ----------------------------------------------------------------------------------------------- PTX tagging
@@ -104,13 +134,16 @@ def tag_ptx(ptx_text: str) -> str:
 _FUNC = re.compile(r"^\s*\.text\.(\S+?):\s*$")
 _LINE = re.compile(r'//## File "[^"]*", line (\d+)')
 _INSN = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?);")
+_HI = re.compile(r"^\s*/\*\s*0x([0-9a-f]{16})\s*\*/\s*$")      # ``nvdisasm -hex``: the high word, own line
 _LABEL = re.compile(r"^(\.L_x_\d+):")
 _TARGET = re.compile(r"`\((\.L_x_\d+)\)")
 
 
 def parse_nvdisasm(text: str, entry: str) -> list[SassInst]:
-    """The SASS instructions of ``entry`` from ``nvdisasm -g`` output (each with its PTX line, 0 if none)."""
-    rows: list[tuple[int, str, str, int, str | None]] = []
+    """The SASS instructions of ``entry`` from ``nvdisasm -g`` output (each with its PTX line, 0 if none); with
+    ``-hex`` also their control fields (the high word of each encoding follows its instruction on a line of its
+    own)."""
+    rows: list[list] = []
     labels: dict[str, int] = {}
     cur = None
     line = 0
@@ -136,6 +169,9 @@ def parse_nvdisasm(text: str, entry: str) -> list[SassInst]:
             continue
         m = _INSN.match(raw)
         if not m:
+            h = _HI.match(raw)
+            if h and rows:
+                rows[-1][5] = control_field(int(h.group(1), 16))
             continue
         addr = int(m.group(1), 16)
         for lb in pending:
@@ -148,11 +184,11 @@ def parse_nvdisasm(text: str, entry: str) -> list[SassInst]:
             body = body.strip()
         op = body.split(None, 1)[0] if body else ""
         t = _TARGET.search(body)
-        rows.append((addr, op, guard, line, t.group(1) if t else None))
+        rows.append([addr, op, guard, line, t.group(1) if t else None, -1])
     end = (rows[-1][0] + 16) if rows else 0
     for lb in pending:
         labels[lb] = end
-    return [SassInst(a, op, g, ln, labels.get(t) if t else None) for a, op, g, ln, t in rows]
+    return [SassInst(a, op, g, ln, labels.get(t) if t else None, c) for a, op, g, ln, t, c in rows]
 
 
 # ------------------------------------------------------------------------------------------------- tools
@@ -173,7 +209,7 @@ def _cache_dir() -> Path | None:
 @lru_cache(maxsize=64)
 def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str, tool: str
                  ) -> tuple[tuple[SassInst, ...], str]:
-    key = hashlib.sha256("\0".join(("sass/1", ptx_text, entry, isa, ptxas, nvdisasm, tool)).encode()
+    key = hashlib.sha256("\0".join(("sass/2", ptx_text, entry, isa, ptxas, nvdisasm, tool)).encode()
                          ).hexdigest()[:32]
     cdir = _cache_dir()
     cfile = cdir / f"{key}.json" if cdir else None
@@ -196,7 +232,7 @@ def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str,
                 err = next((ln.strip() for ln in (p.stdout + p.stderr).splitlines() if "error" in ln.lower()),
                            f"ptxas exit code {p.returncode}").replace(str(src), "kernel.ptx")
             else:
-                q = subprocess.run([nvdisasm, "-g", "-c", str(cub)], capture_output=True, text=True,
+                q = subprocess.run([nvdisasm, "-g", "-hex", "-c", str(cub)], capture_output=True, text=True,
                                    timeout=_TIMEOUT_S)
                 if q.returncode != 0:
                     err = f"nvdisasm exit code {q.returncode}"
@@ -208,7 +244,7 @@ def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str,
             err = f"could not run ptxas / nvdisasm: {e}"
     if cfile is not None:
         try:
-            cfile.write_text(json.dumps({"sass": [[s.addr, s.op, s.guard, s.line, s.target] for s in insts],
+            cfile.write_text(json.dumps({"sass": [[s.addr, s.op, s.guard, s.line, s.target, s.ctrl] for s in insts],
                                          "error": err, "tool": tool}))
         except OSError:
             pass
@@ -444,6 +480,11 @@ class SassAttribution:
     unroll: dict | None = None   # PTX loop header block -> unroll factor of its SASS loop (> 1 only)
     sunk: int = 0                # SASS ptxas recomputes inside a loop for a PTX line before it (S2R, P2R under
                                  # register pressure): charged per iteration of that loop
+    extra: dict | None = None    # per PTX instruction: the fixed-latency stall cycles of its SASS beyond one issue
+                                 # cycle each (control-code stall counts, :func:`control_extra`); None without
+                                 # encodings
+    stall_sum: int = 0           # sum of max(stall, 1) - 1 over the charged SASS (static)
+    stall_n: int = 0             # SASS instructions with a control field among the charged ones
 
 
 _POLL_SASS = ("SYNCS", "BRA", "NANOSLEEP", "YIELD")
@@ -633,6 +674,8 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
     for ins in pins:
         index_of_line.setdefault(int(getattr(ins, "line", 0) or 0), ins.index)
     unreachable = n_retry = unattributed = hoisted = sunk = 0
+    st_sum: dict = {}                # PTX block, (block, class) -> sum of (stall count - 1) of the SASS charged
+    st_n: dict = {}                  # PTX block, (block, class) -> SASS with a control field charged
     pbody = {h: body for h, body in ploops_np}
 
     def sunk_target(i: int, loop: int) -> int:
@@ -673,14 +716,21 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
             pb = sunk_target(i, unroll.loop_of[b])
             sunk += 1
         c = sass_category(s.op)
+        c0 = c
         if c == "alu" and _uniform(s.op):
             c = "ualu"
         # the PTX instruction of the SASS's own line takes it when it is of that class, in that block
         ix = index_of_line.get(s.line)
-        if ix is not None and pblock_of[ix] == pb and cat[ix] == ("alu" if c == "ualu" else c):
+        if ix is not None and pblock_of[ix] == pb and cat[ix] == c0:
             direct.append((ix, c))
+            own_key = ("i", ix)
         else:
             per_block.setdefault(pb, Counter())[c] += 1
+            own_key = (pb, c0)
+        if s.ctrl >= 0:
+            for key in (pb, own_key):
+                st_sum[key] = st_sum.get(key, 0) + max(s.ctrl & 0xF, 1) - 1
+                st_n[key] = st_n.get(key, 0) + 1
 
     cost = [0] * len(pins)
     pipe = [0] * len(pins)
@@ -750,9 +800,46 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
             cost[i] = pipe[i] = 1
             floors += 1
     reach_n = sum(1 for i in range(len(insts)) if sblock_of[i] in sreach)
+    extra = control_extra(pblocks, cost, st_sum, st_n, cat) if st_n else None
     return SassAttribution({i: c for i, c in enumerate(cost)}, {i: c for i, c in enumerate(pipe)}, reach_n,
                            unreachable, n_retry, hoisted, unattributed, n_region, n_help, floors, tool,
-                           len(unroll.drop), dict(unroll.factor), sunk)
+                           len(unroll.drop), dict(unroll.factor), sunk, extra,
+                           sum(v for k, v in st_sum.items() if isinstance(k, int)),
+                           sum(v for k, v in st_n.items() if isinstance(k, int)))
+
+
+def control_extra(pblocks, cost, st_sum: dict, st_n: dict, cat=None) -> dict[int, int]:
+    """Per PTX instruction the control-code stall cycles beyond issue (``sass.control_stalls``).
+
+    ``st_sum`` / ``st_n``: the sum of ``max(stall, 1) - 1`` and the number of the SASS :func:`attribute` charged
+    (hoisted, sunk, unrolled as for the costs) per key: ``("i", i)`` the SASS that went to instruction i directly
+    (its own line, its class, its block), ``(b, class)`` the other SASS of a class in PTX block b, ``b`` all of
+    the block's. Instruction i gets ``cost[i]`` times the mean of the first key that has SASS: its own SASS, its
+    block's SASS of its class (``cat[i]``: mem, bar, ctrl, tensor, sfu, mio, alu), its block's; cumulatively
+    rounded in program order per block (deterministic). ptxas's line info is approximate inside a block (see
+    :func:`attribute`), so what is not the instruction's own SASS is spread over the block's instructions of a
+    class; never over the whole block first, so that a block's arithmetic stalls do not delay its loads
+    (gemm_ptr_M512_N3000's loop: 32 masked ``LDG`` with a mean stall of 1.44 against the block's 2.28)."""
+    out = {i: 0 for b in pblocks for i in b}
+    for b, idxs in enumerate(pblocks):
+        n = st_n.get(b, 0)
+        if not n:
+            continue
+        acc = 0.0
+        prev = 0
+        for i in idxs:
+            if cost[i] <= 0:
+                continue
+            ks = (("i", i), (b, cat[i])) if cat is not None else ()
+            k = next((k for k in ks if st_n.get(k)), None)
+            if k is not None:
+                acc += cost[i] * st_sum[k] / st_n[k]
+            else:
+                acc += cost[i] * st_sum.get(b, 0) / n
+            cur = int(acc + 0.5 + 1e-9)
+            out[i] = cur - prev
+            prev = cur
+    return out
 
 
 def record_sass_costs(record, program, isa: str = "sm_90a") -> tuple[SassAttribution | None, str]:
