@@ -88,6 +88,16 @@ class TensorCoreModel(Protocol):
 class MemoryModel(Protocol):
     """The global-memory path (L1 -> crossbar -> L2 slices -> HBM channels), composed of the four parts below."""
 
+    #: cycle the last ``global_access`` is acknowledged (what MEMBAR.GPU and release atomics wait for)
+    last_ack: int
+    #: cycles an atomic adds to its L2 round trip, and an acquire atomic on top (0: none modelled)
+    atom_extra: float
+    atom_acquire: float
+    #: the L2 part of a ``.gpu`` fence after the warp's last acknowledgement (0: none modelled)
+    fence_gpu: float
+    #: the spin-lock table (lock words held by CTAs), or None without a lock model
+    locks: Any
+
     def global_access(self, t: int, sm: int, op: str, sectors: int, dram_sectors: int, lines: int,
                       nbytes: int, warps: int = 1) -> int: ...
     def bulk(self, t: int, sm: int, l2_bytes: int, dram_bytes: int, write: bool, t_end=None) -> int: ...

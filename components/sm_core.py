@@ -579,7 +579,7 @@ class SMCore:
         if self.on_cta is not None:
             self.on_cta(self.ctas_done, self.n_ctas, t)
         self.bars.pop(cta, None)
-        lk = getattr(self.mem, "locks", None)
+        lk = self.mem.locks if self.mem is not None else None
         if lk is not None:
             lk.release_all(cta, t)   # a lock word unlocked by a plain store: free at the CTA's exit
         if self.rec_on:
@@ -1056,8 +1056,11 @@ class SMCore:
                         # from the last clock of a CTA that stored 4 words to the next CTA's first clock)
                         # a MEMBAR.GPU / release waits for the store's acknowledgement: from the near L2 partition
                         # whatever the home (memory.py global_access last_ack; H200 cluster_sync own_store)
-                        la = getattr(self.mem, "last_ack", None) if sectors else None
-                        ack = done if la is None else (la + (te - tt) if wf else la)
+                        mem = self.mem
+                        if not sectors or mem is None:
+                            ack = done
+                        else:
+                            ack = mem.last_ack + (te - tt) if wf else mem.last_ack
                         if ack > W.gack:
                             W.gack = ack
                         if wf:
@@ -1314,19 +1317,18 @@ class SMCore:
             # requests behind it); the access leaves after the fence with the queue it saw
             done = mem.global_access(tt, W.sm, "atom", sectors, a1 & 0xFFFFFFFF, lines, W.a2[k], W.m) + (t0 - tt)
             if name == "red":                     # acknowledged as a store is (microbench red_fence ~ st_fence:
-                la = getattr(mem, "last_ack", None)    # 614.7 vs 596.2 on one word), from the near partition
-                ack = done if la is None else la + (t0 - tt)
+                ack = mem.last_ack + (t0 - tt)      # 614.7 vs 596.2 on one word), from the near partition
                 if ack > W.gack:
                     W.gack = ack
             else:
-                done = int(done + getattr(mem, "atom_extra", 0.0))
+                done = int(done + mem.atom_extra)
                 if done > W.gack:                 # a later MEMBAR waits for it (microbench atomics_rz: acq_rel
                     W.gack = done                 # atomics to RZ back to back 814 cycles = fence + round trip)
             hi = a1 >> 32
-            locks = getattr(mem, "locks", None)
+            locks = mem.locks
             back = (done - t0) * 0.5              # performed at the slice halfway through the round trip
             if acquire:
-                done = int(done + getattr(mem, "atom_acquire", 0.0))
+                done = int(done + mem.atom_acquire)
             if hi and locks is not None:
                 key = hi & KEY_MASK
                 if hi & ACQUIRE:
@@ -1347,8 +1349,8 @@ class SMCore:
     def _l2_ack_fence(self, W: _Warp, tt: int) -> int | None:
         """End of a .gpu fence issued at ``tt`` by its L2 part: ``l2.fence_gpu_cycles`` after the last L2
         acknowledgement of the warp's global stores / atomics (microbench h200_atomics_2026-12-03); None when the
-        memory unit has no such parameter (0, or a stand-in unit)."""
-        fg = getattr(self.mem, "fence_gpu", 0.0) if self.mem is not None else 0.0
+        memory unit models none (``fence_gpu`` 0) or there is no memory unit."""
+        fg = self.mem.fence_gpu if self.mem is not None else 0.0
         if not fg:
             return None
         return int((W.gack if W.gack > tt else tt) + fg)

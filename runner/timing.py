@@ -22,22 +22,8 @@ from warpgraph.core.errors import SimulationError, UserError
 from warpgraph.core.stats import Stats
 
 __all__ = ["lower", "core_config", "build_units", "run_timing", "TimingOutcome", "registers_per_thread",
-           "BundleBuilder", "sget"]
+           "BundleBuilder"]
 
-
-def sget(spec, path: str, default):
-    """``spec.a.b`` (attributes or dict keys) or ``default``: for partial specs (dicts, test doubles). Kept for the
-    tests' stand-in units (tests/standin_units.py) and replays; the simulator itself reads the typed sections
-    (:func:`_typed`: one default per parameter, in topologies/schema.py) and has no ``sget`` call."""
-    cur = spec
-    for part in path.split("."):
-        if cur is None:
-            return default
-        if isinstance(cur, dict):
-            cur = cur.get(part)
-        else:
-            cur = getattr(cur, part, None)
-    return default if cur is None else cur
 
 # Unit name -> (pipe, latencies-section key, stall reason of its results)
 _UNIT = {

@@ -7,10 +7,22 @@ from __future__ import annotations
 
 from math import ceil
 
-from warpgraph.runner.timing import sget
-
 __all__ = ["StandinMemory", "StandinSharedMemory", "StandinTma", "StandinMbarrier", "StandinTensorCore",
            "sget", "units"]
+
+
+def sget(spec, path: str, default):
+    """``spec.a.b`` (attributes or dict keys) or ``default``: the doubles read partial specs (dicts, test specs).
+    The simulator itself reads the typed spec sections (runner/timing.py ``_typed``; one default per parameter)."""
+    cur = spec
+    for part in path.split("."):
+        if cur is None:
+            return default
+        if isinstance(cur, dict):
+            cur = cur.get(part)
+        else:
+            cur = getattr(cur, part, None)
+    return default if cur is None else cur
 
 
 def units(spec, engine) -> dict:
@@ -37,6 +49,11 @@ class StandinMemory:
         self.l2_free = 0.0
         self.dram_free = 0.0
         self.c = {"l2_bytes": 0, "dram_read_bytes": 0, "dram_write_bytes": 0, "requests": 0}
+        # the rest of the memory interface (components/interfaces.py MemoryModel): acknowledged when done, no
+        # atomic / fence costs, no lock model
+        self.last_ack = 0
+        self.atom_extra = self.atom_acquire = self.fence_gpu = 0.0
+        self.locks = None
 
     def _go(self, t, sm, l2_bytes, dram_bytes, write):
         start = max(float(t), self.sm_free[sm])
@@ -54,7 +71,8 @@ class StandinMemory:
         else:
             self.c["dram_read_bytes"] += dram_bytes
         self.c["requests"] += 1
-        return int(ceil(done))
+        self.last_ack = int(ceil(done))
+        return self.last_ack
 
     def global_access(self, t, sm, op, sectors, dram_sectors, lines, nbytes, warps=1):
         # a1 bits 32+ carry a cp.async line identity (components/memory.py in-flight fills): not used here

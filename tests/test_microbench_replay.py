@@ -357,7 +357,6 @@ def test_hbm_stream_read_bandwidth(arch, target):
     # of 4 and make the stream latency-bound (~2100 GB/s).
     import warpgraph
 
-    from warpgraph.runner.timing import sget
     from warpgraph.topologies import load_arch
 
     target = target or cal("hbm.bandwidth_gb_per_s")
@@ -368,7 +367,7 @@ def test_hbm_stream_read_bandwidth(arch, target):
         rec.buffers["src"].shape = [mib * 2**20 // 4]
         rec.params[1] = type(rec.params[1])(u64=mib * 2**20 // 16)
         cyc[mib] = warpgraph.simulate(rec, arch).metrics["cycles"]
-    mhz = float(sget(load_arch(arch), "clocks.sm_mhz", 1755.0))
+    mhz = float(load_arch(arch).clocks.sm_mhz)
     gbs = 32 * 2**20 / (cyc[64] - cyc[32]) * mhz * 1e6 / 1e9
     assert rel(gbs, target) <= 0.10, (gbs, cyc)
 
