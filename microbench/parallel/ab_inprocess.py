@@ -2,7 +2,8 @@
 PYTHONPATH folders holding a ``warpgraph``). Both trees are imported in one process (``sys.modules`` swapped per run)
 and run in the order A B B A ... (load drift cancels); prints best and median CPU seconds of
 ``simulate(rec, 'h200', trace_cache=False)`` per tree and whether the statistics digests agree."""
-import sys, time, gc, hashlib, statistics, importlib
+import sys, gc, statistics, importlib
+from timed_run import stats_digest, timed_simulate
 ppa, ppb, rec_name, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 base_path = list(sys.path)
 mods = {}
@@ -26,16 +27,10 @@ def run(V, pp):
     activate(snap, pp)
     rec = wg.load_record('workloads/records/h200/' + rec_name)
     gc.collect()
-    c0 = time.process_time()
-    import inspect
-    kw = {'trace_cache': False} if 'trace_cache' in inspect.signature(simulate).parameters else {}
-    r = simulate(rec, 'h200', **kw)
-    c = time.process_time() - c0
-    st = r.stats
-    keep = ~st["stat"].astype(str).str.contains("second|wall|share_pct")
+    r, c = timed_simulate(simulate, rec)
     global last_split
     last_split = tuple(r.metrics.get(k) for k in ('functional_wall_seconds', 'timing_wall_seconds', 'wall_seconds'))
-    return c, hashlib.sha1(st[keep].to_csv(index=False).encode()).hexdigest()[:16]
+    return c, stats_digest(r)
 ta, tb, dg = [], [], set()
 order = []
 for k in range(n):
