@@ -985,7 +985,49 @@ class SMCore:
                     self._warp_exit(W, te)
                     break
                 k = pos - 1
-                if op == OP_LDG or op == OP_STG or op == OP_CP_ASYNC:
+                if op == OP_MMA:   # (first: the most frequent unit op of mma.sync kernels)
+                    flops = W.a0[k]
+                    self.mma_flops += flops
+                    if self.mma_warp_gap:
+                        W.mma_next = tt + self.mma_warp_gap
+                    tc = self.tc
+                    if tc is not None:
+                        # every warp of the bundle issues its MMA on its sub-partition's pipe
+                        done = tt
+                        per = flops // m
+                        aux = T.aux[i]
+                        if self.merge_sps or len(spk) == 1:
+                            # one issue state for the bundle: the latest next-issue time of its warps' pipes
+                            # (a pipe's next-issue times only grow, so this is the max over each pipe's last)
+                            nxt = -1
+                            for sp in W.sps:
+                                x, d = tc.mma_sync(tt, sm, sp, aux, per)
+                                if x > nxt:
+                                    nxt = x
+                                if d > done:
+                                    done = d
+                            for s, _k in spk:
+                                if nxt > s[P_TENSOR]:
+                                    s[P_TENSOR] = nxt
+                        else:
+                            nxt_sp: dict = {}
+                            for sp in W.sps:
+                                nxt, d = tc.mma_sync(tt, sm, sp, aux, per)
+                                nxt_sp[sp] = nxt
+                                if d > done:
+                                    done = d
+                            spst_sm = self.spst[sm]
+                            for sp, nxt in nxt_sp.items():
+                                s = spst_sm[sp]
+                                if nxt > s[P_TENSOR]:
+                                    s[P_TENSOR] = nxt
+                    else:
+                        done = tt + LAT[i]
+                    rs = RSN[i]
+                    for d in DSTS[i]:
+                        rr[d] = done
+                        rk[d] = rs
+                elif op == OP_LDG or op == OP_STG or op == OP_CP_ASYNC:
                     sectors = W.a0[k]
                     a3 = W.a3[k]
                     lines = a3 & 0xFFFFFFFF          # lines that miss the L1 (all lines if no L1 model applies)
@@ -1218,39 +1260,6 @@ class SMCore:
                         if h is not None and h > tt + 1:
                             W.hold_t = h
                             W.hold_r = S.LONG_SCOREBOARD
-                elif op == OP_MMA:
-                    flops = W.a0[k]
-                    self.mma_flops += flops
-                    if self.mma_warp_gap:
-                        W.mma_next = tt + self.mma_warp_gap
-                    tc = self.tc
-                    if tc is not None:
-                        # every warp of the bundle issues its MMA on its sub-partition's pipe
-                        done = tt
-                        per = flops // m
-                        nxt_sp: dict = {}
-                        for sp in W.sps:
-                            nxt, d = tc.mma_sync(tt, sm, sp, T.aux[i], per)
-                            nxt_sp[sp] = nxt
-                            if d > done:
-                                done = d
-                        if self.merge_sps or len(spk) == 1:
-                            nxt = max(nxt_sp.values())
-                            for s, _k in spk:
-                                if nxt > s[P_TENSOR]:
-                                    s[P_TENSOR] = nxt
-                        else:
-                            spst_sm = self.spst[sm]
-                            for sp, nxt in nxt_sp.items():
-                                s = spst_sm[sp]
-                                if nxt > s[P_TENSOR]:
-                                    s[P_TENSOR] = nxt
-                    else:
-                        done = tt + LAT[i]
-                    rs = RSN[i]
-                    for d in DSTS[i]:
-                        rr[d] = done
-                        rk[d] = rs
                 elif op == OP_CLOCK:
                     for g in W.gs:
                         self.clock_issue[(g, W.a0[k])] = tt
