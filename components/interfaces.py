@@ -97,6 +97,19 @@ class MemoryModel(Protocol):
     fence_gpu: float
     #: the spin-lock table (lock words held by CTAs), or None without a lock model
     locks: Any
+    #: mean L2-hit round trip in SM cycles (components/memory.py: mean of ``l2.near_latency_cycles`` and
+    #: ``l2.far_latency_cycles``) and the DRAM round trip (that + ``hbm.latency_cycles``): the TMA unit's
+    #: Little's-law rate caps and its fill windows (components/tma.py)
+    l2_rt: float
+    dram_rt: float
+    #: the TMA engine's own L2 round trip (``tma.l2_latency_cycles``), or None: TMA requests see ``l2_rt``
+    tma_l2_lat: int | None
+    #: lookup coalescing (``l2.coalesce_scope``): reads of the same lines share one L2 lookup (scopes gpc / gpu);
+    #: reads merge into another SM's outstanding DRAM fill (every scope but none); at most ``lookup_cap`` reads
+    #: per lookup (``l2.requests_per_lookup_max``; 0: no limit). Read by components/tma.py and runner/ghost_fills.py
+    share_lookups: bool
+    merge_fills: bool
+    lookup_cap: int
 
     def global_access(self, t: int, sm: int, op: str, sectors: int, dram_sectors: int, lines: int,
                       nbytes: int, warps: int = 1) -> int: ...

@@ -242,6 +242,7 @@ class MemorySystem:
 
     @property
     def dram_rt(self) -> float:
+        """Mean DRAM round trip: the mean L2 round trip plus ``hbm.latency_cycles``."""
         return self.l2_rt + self.dram_lat
 
     def _l2(self, t: float, sm: int, nbytes: int, dram_bytes: int, lines: int, write: bool, t_end=None,

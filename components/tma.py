@@ -66,9 +66,9 @@ class TmaUnit:
         self.gen_free = [0.0] * n
         self.active = [[] for _ in range(n)]  # heap of completion cycles of admitted transactions
         # Little's-law caps on the generator rate (bytes/cycle) for L2-hit and DRAM streams
-        rt_l2 = float(getattr(mem, "l2_rt", 300.0))
-        rt_dram = float(getattr(mem, "dram_rt", 850.0))
-        tl = getattr(mem, "tma_l2_lat", None)   # the TMA engine's own L2 round trip (measured on H200)
+        rt_l2 = float(mem.l2_rt)
+        rt_dram = float(mem.dram_rt)
+        tl = mem.tma_l2_lat   # the TMA engine's own L2 round trip (measured on H200), or None
         if tl is not None:
             rt_dram = rt_dram - rt_l2 + tl
             rt_l2 = float(tl)
@@ -123,7 +123,7 @@ class TmaUnit:
             key = inb_bytes >> BOX_KEY_SHIFT
             inb_bytes &= (1 << BOX_KEY_SHIFT) - 1
             traffic = nbytes if self.oob_l2 else inb_bytes
-            if key and self.merge and getattr(mem, "share_lookups", False):
+            if key and self.merge and mem.share_lookups:
                 g1, done = self._lookup(sm, key, g0, traffic, dram_bytes)
             else:
                 g1, done = self._fill_merge(sm, key, g0, traffic, dram_bytes)
@@ -172,9 +172,9 @@ class TmaUnit:
         """Scope ``fill`` (components/memory.py): a box load meeting another SM's outstanding DRAM fill of the box
         merges into it. Returns (request stream end, completion)."""
         mem = self.mem
-        merge = self.merge and getattr(mem, "merge_fills", True)   # False for l2.coalesce_scope none
+        merge = self.merge and mem.merge_fills   # False for l2.coalesce_scope none
         fill = self.fills.get(key) if (key and merge) else None
-        cap = getattr(mem, "lookup_cap", 0)
+        cap = mem.lookup_cap
         if fill is not None and g0 < fill[0] and not dram_bytes and (not cap or fill[4] < cap):
             fill[4] += 1
             # the box's DRAM fill (another SM's load) is still outstanding at the slices: the sectors that
@@ -231,7 +231,8 @@ class TmaUnit:
         return g1, done
 
     def _rt(self) -> float:
-        return self.mem.tma_l2_lat if getattr(self.mem, "tma_l2_lat", None) is not None else self.mem.l2_rt
+        tl = self.mem.tma_l2_lat
+        return tl if tl is not None else self.mem.l2_rt
 
     def _note_fill(self, key: int, g0: float, g1: float, done: int, dram_bytes: int, window_end=None) -> None:
         """Entry: [window end, done, mergeable bytes, stream end, requests] (components/memory.py)."""

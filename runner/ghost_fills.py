@@ -125,7 +125,7 @@ class GhostFills:
         backlog = 0.0
         if op != C.OP_CP_ASYNC and self.tma is not None and not late:
             backlog = max(0.0, self.tma.gen_free[W.sm] - t - self.tma.lat)
-        lookups = getattr(self.mem, "share_lookups", False)
+        lookups = self.mem.share_lookups
         n = self.mem.n_sm
         gpc_of = self.mem.gpc_of
         for gc, d in ent:
@@ -155,7 +155,7 @@ class GhostFills:
             key, dsec = a1 >> 32, a1 & _MASK32
             if not key or not mem.merge_fills:
                 return
-            if getattr(mem, "share_lookups", False):
+            if mem.share_lookups:
                 self._lookup(key, dsec, a0, a3 & _MASK32, t, grp)
                 return
             if not dsec:
@@ -172,7 +172,7 @@ class GhostFills:
             traffic = a0 if tma.oob_l2 else inb
             if not key or traffic <= 0:
                 return
-            lookups = getattr(mem, "share_lookups", False)
+            lookups = mem.share_lookups
             if not dram and not lookups:
                 return
             g0 = t + tma.lat + backlog    # the twin's request generator backlog stands for the ghost's

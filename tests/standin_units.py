@@ -54,6 +54,13 @@ class StandinMemory:
         self.last_ack = 0
         self.atom_extra = self.atom_acquire = self.fence_gpu = 0.0
         self.locks = None
+        # the L2 / DRAM round trips of the fixed latencies above; no TMA-specific L2 path (tma_l2_lat None), no
+        # lookup coalescing or fill merging (no fill model), no lookup cap
+        self.l2_rt = float(self.l2_lat)
+        self.dram_rt = float(self.l2_lat + self.dram_lat)
+        self.tma_l2_lat = None
+        self.share_lookups = self.merge_fills = False
+        self.lookup_cap = 0
 
     def _go(self, t, sm, l2_bytes, dram_bytes, write):
         start = max(float(t), self.sm_free[sm])

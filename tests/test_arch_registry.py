@@ -151,6 +151,41 @@ def test_a_model_missing_part_of_its_interface_is_an_error():
         S._rebuild_all()
 
 
+def test_a_memory_model_missing_a_member_read_by_tma_or_ghost_fills_is_an_error():
+    """The memory members that the TMA unit and the ghost fills read (round trips, lookup coalescing) are part of
+    the memory interface: a memory kind without them is refused at build, naming role, kind and members; the
+    test double declares them all."""
+    from standin_units import StandinMemory
+
+    from warpgraph.components.interfaces import check_interface, interface_members
+    from warpgraph.components.memory import MemorySystem
+    from warpgraph.core.engine import ClockDomain, Engine
+    from warpgraph.runner.machine import build_machine
+
+    new = {"l2_rt", "dram_rt", "tma_l2_lat", "share_lookups", "merge_fills", "lookup_cap"}
+    assert new | {"last_ack", "atom_extra", "atom_acquire", "fence_gpu", "locks"} <= set(interface_members("memory"))
+
+    @register_component(role="memory", kind="test_nolookups")
+    class NoLookupsMemory(MemorySystem):
+        kind = "test_nolookups"
+
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            del self.share_lookups, self.lookup_cap
+
+    try:
+        spec = load_arch("h200", ["components={memory: test_nolookups}"])
+        with pytest.raises(SpecError) as ei:
+            build_machine(spec, Engine(ClockDomain("sm", 1755.0)))
+        msg = ei.value.format()
+        assert "memory" in msg and "test_nolookups" in msg and "share_lookups" in msg and "lookup_cap" in msg
+    finally:
+        registry._REGISTRY.pop(("memory", "test_nolookups"), None)
+    spec = load_arch("h200")
+    check_interface("memory", "default", MemorySystem(spec))
+    check_interface("memory", "standin", StandinMemory(spec))
+
+
 def test_unknown_kind_names_role_kind_and_known_kinds(tmp_path):
     p = tmp_path / "x.yaml"
     p.write_text("name: x\nextends: h200\nsubpartition:\n  kind: nosuch\n")
