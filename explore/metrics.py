@@ -12,29 +12,39 @@ with ``area_coefficients:``)::
                + sram_mib  * sram_bytes / 2**20
                + tma_slot  * n_sms * tma_admission_depth
 
-with defaults ``sm=1.0, tensor=0.5, sram_mib=2.0, tma_slot=0.05`` (H200 ≈ 132 + 264 + ~240 + 106 units).
+with defaults ``sm=1.0, tensor=0.5, sram_mib=2.0, tma_slot=0.05`` (H200 ≈ 132 + 264 + ~207 + 211 units).
 
-The ArchSpec fields are found by name (the first field of the section whose name matches), so the proxies
-keep working when sections gain fields; :func:`cost_inputs` returns the values *and* the paths it used.
+The inputs are typed reads of the validated :class:`~warpgraph.topologies.schema.ArchSpec`
+(:func:`cost_inputs` returns the values *and* the dotted field paths it read):
+
+=============================  =====================================================================
+``n_sms``                      ``sm.count``
+``smem_bytes_per_sm``          ``sm.shared_memory_bytes`` (shared memory per SM, max carveout)
+``l1_bytes_per_sm``            ``l1.size_bytes`` (the unified L1 array)
+``register_file_bytes_per_sm`` ``sm.registers`` × 4 (32-bit registers)
+``l2_bytes``                   ``l2.reuse_capacity_bytes``, or ``l2.size_bytes`` when that is None: the L2
+                               capacity the simulator models (runner/simulate.py), so a study that sweeps
+                               the L2 capacity changes cycles and cost together
+``tensor_flop_per_cycle_per_sm`` ``tensor_core.dense_fp16_flop_per_cycle_per_sm`` (the variant's
+                               ``dense_fp16_peak()``; 0 with path None for ``mma_sync``, which declares none)
+``tma_admission_depth``        ``tma.admission_depth`` (0 with path None for a TMA variant without one)
+=============================  =====================================================================
+
+Any other object (e.g. the toy architecture of :mod:`warpgraph.explore.testing`, returned by a custom
+``arch_loader:``) must provide a ``cost_inputs()`` method returning the same keys; anything else is a
+``SpecError``.
 """
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
 AREA_DEFAULTS = {"sm": 1.0, "tensor": 0.5, "sram_mib": 2.0, "tma_slot": 0.05}
 
-_EXCLUDE = ("per_cycle", "bank", "line", "sector", "latency", "cta", "per_block", "per_thread", "granule",
-            "alignment", "mhz", "cycles", "width", "page", "assoc")
-
-
-def _dump(arch) -> dict:
-    if isinstance(arch, dict):
-        return arch
-    if hasattr(arch, "model_dump"):
-        return arch.model_dump()
-    return dict(vars(arch))
+#: the keys of :func:`cost_inputs` (values; each has a ``*_path`` companion below)
+COST_INPUT_KEYS = {"n_sms": "n_sms_path", "smem_bytes_per_sm": "smem_path", "l1_bytes_per_sm": "l1_path",
+                   "l2_bytes": "l2_path", "register_file_bytes_per_sm": "register_file_path",
+                   "tensor_flop_per_cycle_per_sm": "tensor_path", "tma_admission_depth": "tma_depth_path"}
 
 
 def _num(v) -> float | None:
@@ -45,71 +55,57 @@ def _num(v) -> float | None:
     return None
 
 
-def _find(d: dict, section_names, patterns, exclude=_EXCLUDE, prefix="") -> tuple[float | None, str | None]:
-    """First numeric field (depth-first, in declaration order) in one of ``section_names`` whose key matches
-    one of ``patterns`` (regexes, tried in order) and contains no ``exclude`` word."""
-    secs = [(s, d.get(s)) for s in section_names if isinstance(d.get(s), dict)]
-    for pat in patterns:
-        rx = re.compile(pat)
-        for sname, sec in secs:
-            hit = _walk(sec, rx, exclude, f"{sname}")
-            if hit[0] is not None:
-                return hit
-    return None, None
-
-
-def _walk(sec: dict, rx, exclude, path):
-    for k, v in sec.items():
-        p = f"{path}.{k}"
-        if isinstance(v, dict):
-            continue
-        if rx.search(k) and not any(x in k for x in exclude) and _num(v) is not None:
-            return _num(v), p
-    for k, v in sec.items():  # then nested sections
-        if isinstance(v, dict):
-            hit = _walk(v, rx, exclude, f"{path}.{k}")
-            if hit[0] is not None:
-                return hit
-    return None, None
+def _arch_cost_inputs(a) -> dict[str, Any]:
+    """Typed reads of a validated ArchSpec (see the module docstring for the fields)."""
+    out: dict[str, Any] = {"n_sms": float(a.sm.count), "n_sms_path": "sm.count"}
+    out["smem_bytes_per_sm"], out["smem_path"] = float(a.sm.shared_memory_bytes), "sm.shared_memory_bytes"
+    out["l1_bytes_per_sm"], out["l1_path"] = float(a.l1.size_bytes), "l1.size_bytes"
+    if a.l2.reuse_capacity_bytes is not None:
+        out["l2_bytes"], out["l2_path"] = float(a.l2.reuse_capacity_bytes), "l2.reuse_capacity_bytes"
+    else:
+        out["l2_bytes"], out["l2_path"] = float(a.l2.size_bytes), "l2.size_bytes"
+    out["register_file_bytes_per_sm"], out["register_file_path"] = 4.0 * a.sm.registers, "sm.registers"
+    tc = a.tensor_core
+    peak = tc.dense_fp16_peak()
+    if peak is None:  # mma_sync: no per-SM dense peak (its rate is the per-shape issue gaps)
+        out["tensor_flop_per_cycle_per_sm"], out["tensor_path"] = 0.0, None
+    else:
+        field = "dense_fp16_flop_per_cycle_per_sm"
+        out["tensor_flop_per_cycle_per_sm"] = float(peak)
+        out["tensor_path"] = (f"tensor_core.{field}" if field in type(tc).model_fields
+                              else "tensor_core.dense_fp16_peak()")
+    if "admission_depth" in type(a.tma).model_fields:
+        out["tma_admission_depth"], out["tma_depth_path"] = float(a.tma.admission_depth), "tma.admission_depth"
+    else:  # a registered TMA variant without an admission window
+        out["tma_admission_depth"], out["tma_depth_path"] = 0.0, None
+    return out
 
 
 def cost_inputs(arch) -> dict[str, Any]:
-    d = _dump(arch)
-    out: dict[str, Any] = {}
-    n, p = _find(d, ["sm", "chip", "gpu", "fabric", "cta_scheduler"],
-                 [r"^(n_|num_)?sms?(_count)?$", r"^sm_count$", r"^count$", r"sms$"])
-    if n is None:
-        for k in ("n_sms", "num_sms", "sm_count", "sms"):
-            if _num(d.get(k)) is not None:
-                n, p = _num(d[k]), k
-                break
-    out["n_sms"], out["n_sms_path"] = n or 0.0, p
-    cap = [r"capacity_bytes$", r"size_bytes$", r"^capacity", r"bytes_per_sm$", r"max.*_bytes$", r"_bytes$"]
-    smem, ps = _find(d, ["shared_memory", "smem"], cap)
-    l1, pl1 = _find(d, ["l1"], cap)
-    l2, pl2 = _find(d, ["l2"], [r"capacity_bytes$", r"size_bytes$", r"^capacity", r"_bytes$"],
-                    exclude=_EXCLUDE + ("slice", "per_slice"))
-    if l2 is None:  # only per-slice capacity given
-        per, pp = _find(d, ["l2"], [r"slice.*(capacity|size)_bytes$"])
-        ns, pns = _find(d, ["l2"], [r"^(n_|num_)?slices$", r"slices_count"])
-        if per is not None and ns is not None:
-            l2, pl2 = per * ns, f"{pp}*{pns}"
-    rf, prf = _find(d, ["sm", "subpartition", "register_file"], [r"register.*_bytes$", r"^regfile.*bytes",
-                                                                   r"rf_bytes$"])
-    if rf is not None and prf and prf.startswith("subpartition"):
-        nsp, _ = _find(d, ["sm", "subpartition"], [r"^(n_|num_)?(sub_?partitions|sps)(_per_sm)?$"])
-        rf *= nsp or 4
-        prf += f"*{nsp or 4}"
-    if rf is None:
-        regs, prf = _find(d, ["sm", "subpartition"], [r"^(n_|num_)?registers(_per_sm)?$", r"regs_per_sm"])
-        rf = regs * 4 if regs is not None else None
-    out.update(smem_bytes_per_sm=smem or 0.0, smem_path=ps, l1_bytes_per_sm=l1 or 0.0, l1_path=pl1,
-               l2_bytes=l2 or 0.0, l2_path=pl2, register_file_bytes_per_sm=rf or 0.0, register_file_path=prf)
-    tc, ptc = _find(d, ["tensor_core", "tensor"], [r"fp16.*flop_per_cycle", r"f16.*flop_per_cycle",
-                                                   r"flop_per_cycle"], exclude=("latency",))
-    out["tensor_flop_per_cycle_per_sm"], out["tensor_path"] = tc or 0.0, ptc
-    depth, pd = _find(d, ["tma"], [r"admission_depth", r"depth", r"in_flight", r"max_outstanding"])
-    out["tma_admission_depth"], out["tma_depth_path"] = depth or 0.0, pd
+    """The inputs of :func:`sram_bytes` / :func:`area_units`: ``{key: value, key_path: dotted field}``.
+
+    ``arch`` is a validated ArchSpec (what ``warpgraph.load_arch`` returns), or an object with its own
+    ``cost_inputs()`` method (a custom ``arch_loader:``'s spec, e.g. the toy architecture)."""
+    from warpgraph.core.errors import SpecError
+    from warpgraph.topologies.schema import ArchSpec
+
+    if isinstance(arch, ArchSpec):
+        return _arch_cost_inputs(arch)
+    own = getattr(arch, "cost_inputs", None)
+    if not callable(own):
+        raise SpecError(f"cannot compute the cost proxies (sram_bytes, area_units) of a {type(arch).__name__}",
+                        location="architecture",
+                        hint="an ArchSpec (warpgraph.load_arch), or an architecture object with a cost_inputs() "
+                             "method returning " + ", ".join(COST_INPUT_KEYS))
+    out = dict(own())
+    bad = [k for k in COST_INPUT_KEYS if _num(out.get(k)) is None]
+    if bad:
+        raise SpecError(f"{type(arch).__name__}.cost_inputs() gives no number for {', '.join(bad)}",
+                        location="architecture",
+                        hint="a number (0 when absent) for each of " + ", ".join(COST_INPUT_KEYS))
+    for k, pk in COST_INPUT_KEYS.items():
+        out[k] = float(out[k])
+        out.setdefault(pk, None)
     return out
 
 

@@ -487,6 +487,13 @@ def validate_paths(spec: StudySpec):
         key = next(iter(spec.overrides), None)
         where = spec.loc("overrides") if spec.overrides else spec.loc("base")
         raise _spec_error(f"cannot apply base/overrides: {e.message}", where, e.hint) from None
+    from .metrics import cost_inputs
+
+    try:  # the cost proxies (sram_bytes, area_units) of every trial read these typed fields
+        cost_inputs(arch)
+    except UserError as e:
+        raise _spec_error(e.message, spec.loc("arch_loader") if spec.arch_loader != "warpgraph" else spec.loc("base"),
+                          e.hint) from None
     for k, d in spec.space.items():
         vals = d if isinstance(d, list) else list(d.bounds)
         for v in vals:

@@ -53,6 +53,18 @@ class ToyArch(_S):
     tensor_core: ToyTensor = ToyTensor()
     tma: ToyTma = ToyTma()
 
+    def cost_inputs(self) -> dict:
+        """The cost-proxy inputs (explore/metrics.py ``cost_inputs``) as typed reads of this toy spec."""
+        return {"n_sms": self.sm.count, "n_sms_path": "sm.count",
+                "smem_bytes_per_sm": self.shared_memory.capacity_bytes, "smem_path": "shared_memory.capacity_bytes",
+                "l1_bytes_per_sm": self.l1.capacity_bytes, "l1_path": "l1.capacity_bytes",
+                "l2_bytes": self.l2.capacity_bytes, "l2_path": "l2.capacity_bytes",
+                "register_file_bytes_per_sm": self.sm.register_file_bytes,
+                "register_file_path": "sm.register_file_bytes",
+                "tensor_flop_per_cycle_per_sm": self.tensor_core.fp16_flop_per_cycle,
+                "tensor_path": "tensor_core.fp16_flop_per_cycle",
+                "tma_admission_depth": self.tma.admission_depth, "tma_depth_path": "tma.admission_depth"}
+
 
 def toy_arch(base: str = "toy", overrides: dict | None = None) -> ToyArch:
     arch = ToyArch()

@@ -159,6 +159,27 @@ def test_cost_proxies_documented_formula():
     assert cost_metrics(toy_arch(overrides={"sm.count": 66}))["sram_bytes"] < c["sram_bytes"]
 
 
+
+def test_cost_inputs_typed_fields():
+    """cost_inputs reads typed ArchSpec fields (no name search) and names the dotted fields it read."""
+    from warpgraph.explore.metrics import cost_inputs, sram_bytes
+
+    a = warpgraph.load_arch("h200")
+    c = cost_inputs(a)
+    assert (c["n_sms_path"], c["smem_path"], c["l1_path"], c["l2_path"], c["register_file_path"], c["tensor_path"],
+            c["tma_depth_path"]) == ("sm.count", "sm.shared_memory_bytes", "l1.size_bytes",
+                                     "l2.reuse_capacity_bytes", "sm.registers",
+                                     "tensor_core.dense_fp16_flop_per_cycle_per_sm", "tma.admission_depth")
+    assert c["l2_bytes"] == a.l2.reuse_capacity_bytes and c["register_file_bytes_per_sm"] == 4 * a.sm.registers
+    assert sram_bytes(a) == (max(a.sm.shared_memory_bytes, a.l1.size_bytes) + 4 * a.sm.registers) * a.sm.count \
+        + a.l2.reuse_capacity_bytes
+    c = cost_inputs(warpgraph.load_arch("h200", overrides={"l2.reuse_capacity_bytes": None}))
+    assert (c["l2_bytes"], c["l2_path"]) == (62914560, "l2.size_bytes")
+    c = cost_inputs(warpgraph.load_arch("rtx5090"))  # mma_sync declares no dense peak
+    assert (c["tensor_flop_per_cycle_per_sm"], c["tensor_path"]) == (0.0, None)
+    with pytest.raises(warpgraph.UserError, match="cost proxies"):
+        cost_inputs({"sm": {"count": 132}})
+
 def test_mode_waves(tmp_path):
     """mode waves (runner/waves.py) with an optional `waves` count; an unknown mode lists the modes, and `waves`
     under mode timing (where it would be ignored) is an error."""
