@@ -110,11 +110,41 @@ class MemoryModel(Protocol):
     share_lookups: bool
     merge_fills: bool
     lookup_cap: int
+    #: SMs the model serves (``sm.count``); runner/ghost_fills.py maps a CTA to its first-wave SM modulo it
+    n_sm: int
+    #: lookup-sharing group of each SM (list indexed by SM): its GPC under scope gpc, 0 for every SM otherwise
+    gpc_of: list
+    #: outstanding lookups / DRAM fills (components/memory.py ``note_fill``): key -> [window end (cycle), done
+    #: (cycle), mergeable bytes, requests]; read by runner/ghost_fills.py, replayed by runner/partitioned.py
+    fills: dict
+    #: read bytes served by another request's lookup or fill (no slice traffic); the TMA unit adds its merged boxes
+    merged_bytes: float
+    #: called ``(key, count index, t)`` when a read shares a lookup (runner/partitioned.py), or None
+    on_share: Any
+    #: DRAM write-back bytes per stored byte (the runner sets it from the functional pass's L2 model; 1.0: all)
+    write_back_ratio: float
+    #: bytes read from / written to L2 by the SMs and read from DRAM so far (runner/timing.py's l2 statistics)
+    l2_read_bytes: float
+    l2_write_bytes: float
+    dram_read_bytes: float
 
     def global_access(self, t: int, sm: int, op: str, sectors: int, dram_sectors: int, lines: int,
                       nbytes: int, warps: int = 1) -> int: ...
     def bulk(self, t: int, sm: int, l2_bytes: int, dram_bytes: int, write: bool, t_end=None) -> int: ...
     def stats(self) -> dict: ...
+    #: the cycle a read of ``nbytes`` (``dram_bytes`` missing to DRAM, ``lines`` 128-B lines) requested at cycle
+    #: ``t`` (streamed until ``t_end``; ``lat_all``: the TMA L2 round trip) would be back, reserving nothing
+    #: (runner/ghost_fills.py)
+    def fill_estimate(self, t: float, nbytes: float, dram_bytes: float, lines: int, t_end=None,
+                      lat_all: int | None = None) -> float: ...
+    #: register an outstanding lookup / fill of ``key`` in ``fills`` (cycles; bytes mergeable into it)
+    def note_fill(self, key: int, t: float, done: float, dram_bytes: int, window_end=None) -> None: ...
+    #: the GPU-wide bandwidth servers per partition, {"l2" | "fill" | "hbm": [FluidServer]} (the lists themselves:
+    #: runner/sampling.py and runner/partitioned.py wrap their elements in place)
+    def bandwidth_servers(self) -> dict: ...
+    #: ``busy`` cycles of HBM partition ``p`` reserved at cycle ``t`` elsewhere join its load estimate
+    #: (runner/partitioned.py replays other views' reservations)
+    def note_hbm_load(self, p: int, t: float, busy: float) -> None: ...
 
 
 @runtime_checkable

@@ -498,7 +498,7 @@ class MemorySystem:
             return done
         done = self._l2(s1, sm, sbytes, dbytes, lines, write, warm=warm)
         if key and dbytes and not write:
-            self._note_fill(key, s1, done, dbytes)
+            self.note_fill(key, s1, done, dbytes)
         return done
 
     def _lookup(self, s1: float, sm: int, key: int, sbytes: int, dbytes: int, lines: int, write: bool,
@@ -521,15 +521,15 @@ class MemorySystem:
         done = self._l2(s1, sm, sbytes, dbytes, lines, False, warm=warm)
         fk = key << 8 | 255
         if dbytes:
-            self._note_fill(fk, s1, done, dbytes, done)
+            self.note_fill(fk, s1, done, dbytes, done)
         else:
             f = fills.get(fk)
             if f is not None and f[1] > done:
                 done = f[1]
-        self._note_fill(ck, s1, done, sbytes, done)
+        self.note_fill(ck, s1, done, sbytes, done)
         return done
 
-    def _note_fill(self, key: int, t: float, done: float, dram_bytes: int, window_end=None) -> None:
+    def note_fill(self, key: int, t: float, done: float, dram_bytes: int, window_end=None) -> None:
         """An outstanding lookup of the lines ``key`` (scope ``fill``: a DRAM fill; ``gpc`` / ``gpu``: any lookup,
         key = line key * 256 + group, and DRAM fills at group 255): a request reaching the slices before
         ``window_end`` (default: before a fill's data leaves them, ``done`` - the mean L2 round trip) merges into it
@@ -559,6 +559,29 @@ class MemorySystem:
             return 0.0
         # H_n - 1 (harmonic number, asymptotic series; n may be fractional)
         return theta * (math.log(n) + 0.5772156649 + 0.5 / n - 1.0 / (12.0 * n * n) - 1.0)
+
+    def note_hbm_load(self, p: int, t: float, busy: float) -> None:
+        """``busy`` cycles of HBM partition ``p``'s server reserved at ``t`` elsewhere (runner/partitioned.py: another
+        view's request, replayed late) join the partition's load estimate (the EWMA behind the loaded latency,
+        :meth:`_l2`). A reservation older than the estimate's last update joins it decayed by its age (the EWMA
+        is linear), so replaying it late neither inflates nor loses it. Nothing without a loaded latency."""
+        if not self.hbm_qa:
+            return
+        tau = self.hbm_tau
+        ut = self.hbm_ut[p]
+        occ = busy / tau
+        if t >= ut:
+            self.hbm_u[p] = self._hbm_util(p, t) + occ
+            self.hbm_ut[p] = t
+        else:
+            self.hbm_u[p] += occ * math.exp((t - ut) / tau)
+
+    def bandwidth_servers(self) -> dict[str, list]:
+        """The GPU-wide bandwidth servers (:class:`FluidServer`), per partition: ``l2`` (slices), ``fill`` (the L2
+        fill / store write path; empty when ``l2.fill_store_gb_per_s`` is not set) and ``hbm``. The lists
+        themselves: sampled mode (runner/sampling.py) and partitioned timing (runner/partitioned.py) replace their
+        elements in place by wrappers."""
+        return {"l2": self.l2_srv, "fill": self.fill_srv, "hbm": self.hbm_srv}
 
     def _hbm_util(self, p: int, t: float) -> float:
         """Partition ``p``'s recent HBM busy fraction (EWMA over hbm.utilization_window_cycles) decayed to ``t``."""

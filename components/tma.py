@@ -181,8 +181,7 @@ class TmaUnit:
             # miss there merge into it (no slice bandwidth, no lts__t traffic); the rest are L2 hits
             mb = min(traffic, fill[2])
             self.merged_bytes += mb
-            if hasattr(mem, "merged_bytes"):
-                mem.merged_bytes += mb
+            mem.merged_bytes += mb
             rest = traffic - mb
             # the request stream runs at the L2-hit rate (a hit-on-miss holds its slot only until the fill,
             # already under way, returns); merged sectors arrive no earlier than the fill completes

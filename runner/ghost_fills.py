@@ -164,7 +164,7 @@ class GhostFills:
             if f is not None and f[1] > t:
                 return
             done = mem.fill_estimate(t, a0 * 32, dsec * 32, a3 & _MASK32)
-            mem._note_fill(key, t, done, dsec * 32)
+            mem.note_fill(key, t, done, dsec * 32)
         else:
             if tma is None or not tma.merge:
                 return
@@ -213,9 +213,9 @@ class GhostFills:
         done = mem.fill_estimate(t, sectors * 32, dsec * 32, lines)
         if dsec:
             if f is None or f[1] <= t:
-                mem._note_fill(fk, t, done, dsec * 32, done)
+                mem.note_fill(fk, t, done, dsec * 32, done)
         elif f is not None and f[1] > done:
             done = f[1]
         if ck is not None:
-            mem._note_fill(ck, t, done, sectors * 32, done)
+            mem.note_fill(ck, t, done, sectors * 32, done)
         self.registered += 1

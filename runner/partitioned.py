@@ -28,7 +28,6 @@ recording, test-double units, ``l2.coalesce_scope`` fill / gpu (lookups shared a
 """
 from __future__ import annotations
 
-import math
 import multiprocessing as mp
 import pickle
 import time
@@ -131,8 +130,7 @@ class _View:
         self.machine = machine
         self.log: list = []
         self._instrument(mem, tma, ctx.granularity != "gpc")
-        if hasattr(mem, "write_back_ratio"):
-            mem.write_back_ratio = ctx.write_back_ratio
+        mem.write_back_ratio = ctx.write_back_ratio
         self.sched = _ViewScheduler([(c, s) for c, s in ctx.first_wave if s in self.sms], eng)
         self.groups = BundleBuilder(ctx.trace, ctx.tables, ctx.bundle)
         trace = ctx.trace
@@ -151,11 +149,13 @@ class _View:
         views smaller than a GPC (``share_lookups``) also the GPC-scope lookups of memory and TMA and their
         shares."""
         log = self.log
-        for kind, lst in ((_L2, mem.l2_srv), (_FILL, mem.fill_srv), (_HBM, mem.hbm_srv)):
+        sv = mem.bandwidth_servers()
+        self.srv = {_L2: sv["l2"], _FILL: sv["fill"], _HBM: sv["hbm"]}   # the memory's lists, wrapped in place
+        for kind, lst in self.srv.items():
             for p, s in enumerate(lst):
                 lst[p] = LoggedServer.wrap(s, log, kind * 64 + p)
         self.mem, self.tma = mem, tma
-        orig = mem._note_fill
+        orig = mem.note_fill
 
         def note_fill(key, t, done, dram_bytes, window_end=None, _orig=orig, _fills=mem.fills, _log=log,
                       _all=share_lookups):
@@ -165,7 +165,7 @@ class _View:
             elif _all:
                 _log.append((t, _LOOKUP * 64, key, tuple(_fills[key])))
 
-        mem._note_fill = note_fill
+        mem.note_fill = note_fill
         if share_lookups:
             mem.on_share = lambda key, idx, t, _log=log: _log.append((t, _SHARE * 64 + idx, key, None))
             if tma is not None and hasattr(tma, "fills"):
@@ -184,10 +184,8 @@ class _View:
     def apply_foreign(self, entries) -> None:
         """Replay the other views' logged reservations of the last window (sorted, this view's own skipped)."""
         mem = self.mem
-        srv = {_L2: mem.l2_srv, _FILL: mem.fill_srv, _HBM: mem.hbm_srv}
+        srv = self.srv
         me = self.vid
-        qa = mem.hbm_qa
-        tau = mem.hbm_tau
         fills = mem.fills
         for t, v, _i, sid, amount, t1 in entries:
             if v == me:
@@ -207,17 +205,10 @@ class _View:
                 continue
             s = srv[kind][p]
             s.advance(t, amount, t1)
-            if kind == _HBM and qa:
-                # the HBM load estimate of the partition (components/memory.py ``_l2``: an EWMA of occupancy).
-                # A reservation older than the estimate's last update joins it decayed by its age (the EWMA is
-                # linear), so replaying it late neither inflates nor loses it
-                ut = mem.hbm_ut[p]
-                occ = amount * s.inv / tau
-                if t >= ut:
-                    mem.hbm_u[p] = mem._hbm_util(p, t) + occ
-                    mem.hbm_ut[p] = t
-                else:
-                    mem.hbm_u[p] += occ * math.exp((t - ut) / tau)
+            if kind == _HBM:
+                # the HBM load estimate of the partition (components/memory.py ``note_hbm_load``: an EWMA of
+                # occupancy that replaying late neither inflates nor loses)
+                mem.note_hbm_load(p, t, amount * s.inv)
 
     def launch(self, launches) -> None:
         core = self.core

@@ -340,12 +340,13 @@ class Sample:
         background work (:class:`_SharedServer`)."""
         f = len(self.sms) / n_sms
         rho = getattr(self, "first_touch_ratio", 1.0) if self.subset is not None else 1.0
-        for attr in ("l2_srv", "hbm_srv", "fill_srv"):
-            srvs = getattr(mem, attr, None)
+        servers = mem.bandwidth_servers()   # the memory model's lists (components/interfaces.py MemoryModel)
+        for attr in ("l2", "hbm", "fill"):
+            srvs = servers[attr]
             # a subset trace: the unsampled SMs' DRAM reads are ``first_touch_ratio`` of what the sampled
             # CTAs' first touches would make them (calibrate_first_touches), so the HBM background is too
-            fa = min(1.0, f / rho) if (attr == "hbm_srv" and rho > 0) else f
-            for i, srv in enumerate(srvs or ()):
+            fa = min(1.0, f / rho) if (attr == "hbm" and rho > 0) else f
+            for i, srv in enumerate(srvs):
                 if hasattr(srv, "rate") and hasattr(srv, "inv") and hasattr(srv, "free"):
                     srvs[i] = _SharedServer.wrap(srv, fa)
 

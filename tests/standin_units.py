@@ -61,6 +61,16 @@ class StandinMemory:
         self.tma_l2_lat = None
         self.share_lookups = self.merge_fills = False
         self.lookup_cap = 0
+        # one lookup group (no GPC-scope sharing); a fill table that ``note_fill`` records into but no request
+        # merges into (merge_fills False: merged_bytes stays 0); no partitioned-timing hook
+        self.n_sm = n_sms
+        self.gpc_of = [0] * n_sms
+        self.fills = {}
+        self.merged_bytes = 0
+        self.on_share = None
+        # DRAM write-back bytes per stored byte (the runner sets it): counted, stores take no DRAM time here
+        self.write_back_ratio = 1.0
+        self.l2_read_bytes = self.l2_write_bytes = 0
 
     def _go(self, t, sm, l2_bytes, dram_bytes, write):
         start = max(float(t), self.sm_free[sm])
@@ -74,8 +84,10 @@ class StandinMemory:
             done = max(done + self.dram_lat, self.dram_free + self.l2_lat)
         self.c["l2_bytes"] += l2_bytes
         if write:
-            self.c["dram_write_bytes"] += l2_bytes
+            self.l2_write_bytes += l2_bytes
+            self.c["dram_write_bytes"] += l2_bytes * self.write_back_ratio
         else:
+            self.l2_read_bytes += l2_bytes
             self.c["dram_read_bytes"] += dram_bytes
         self.c["requests"] += 1
         self.last_ack = int(ceil(done))
@@ -87,6 +99,30 @@ class StandinMemory:
 
     def bulk(self, t, sm, l2_bytes, dram_bytes, write):
         return self._go(t, sm, l2_bytes, dram_bytes, write)
+
+    @property
+    def dram_read_bytes(self):
+        return self.c["dram_read_bytes"]
+
+    def fill_estimate(self, t, nbytes, dram_bytes, lines, t_end=None, lat_all=None):
+        """As :meth:`_go` would complete a read at ``t`` (without an SM port, reserving nothing)."""
+        lat = self.l2_lat if lat_all is None else lat_all
+        s2 = max(float(t), self.l2_free)
+        done = max(s2 + nbytes / self.sm_bpc, float(t_end) if t_end is not None else 0.0) + lat
+        if dram_bytes:
+            d = max(s2, self.dram_free)
+            done = max(done + self.dram_lat, d + dram_bytes / self.dram_bpc + lat)
+        return done
+
+    def note_fill(self, key, t, done, dram_bytes, window_end=None):
+        self.fills[key] = [done - self.l2_rt if window_end is None else window_end, done, dram_bytes, 1]
+
+    def bandwidth_servers(self):
+        raise NotImplementedError("StandinMemory has no per-partition fluid servers: sampled mode and partitioned "
+                                  "timing need components/memory.py")
+
+    def note_hbm_load(self, p, t, busy):
+        pass   # no loaded-latency model: the double's DRAM latency does not depend on load
 
     def stats(self):
         return dict(self.c)

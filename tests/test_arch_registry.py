@@ -152,9 +152,10 @@ def test_a_model_missing_part_of_its_interface_is_an_error():
 
 
 def test_a_memory_model_missing_a_member_read_by_tma_or_ghost_fills_is_an_error():
-    """The memory members that the TMA unit and the ghost fills read (round trips, lookup coalescing) are part of
-    the memory interface: a memory kind without them is refused at build, naming role, kind and members; the
-    test double declares them all."""
+    """The memory members that the TMA unit, the ghost fills, sampled mode, partitioned timing and the timing
+    runner read (round trips, lookup coalescing, the fill table, the bandwidth servers, counters) are part of the
+    memory interface: a memory kind without them is refused at build, naming role, kind and members; the test
+    double declares them all."""
     from standin_units import StandinMemory
 
     from warpgraph.components.interfaces import check_interface, interface_members
@@ -162,8 +163,12 @@ def test_a_memory_model_missing_a_member_read_by_tma_or_ghost_fills_is_an_error(
     from warpgraph.core.engine import ClockDomain, Engine
     from warpgraph.runner.machine import build_machine
 
-    new = {"l2_rt", "dram_rt", "tma_l2_lat", "share_lookups", "merge_fills", "lookup_cap"}
-    assert new | {"last_ack", "atom_extra", "atom_acquire", "fence_gpu", "locks"} <= set(interface_members("memory"))
+    new = {"l2_rt", "dram_rt", "tma_l2_lat", "share_lookups", "merge_fills", "lookup_cap",
+           "n_sm", "gpc_of", "fills", "merged_bytes", "on_share", "write_back_ratio", "l2_read_bytes",
+           "l2_write_bytes", "dram_read_bytes"}
+    methods = {"fill_estimate", "note_fill", "bandwidth_servers", "note_hbm_load"}
+    assert (new | methods | {"last_ack", "atom_extra", "atom_acquire", "fence_gpu", "locks"}
+            <= set(interface_members("memory")))
 
     @register_component(role="memory", kind="test_nolookups")
     class NoLookupsMemory(MemorySystem):
@@ -171,19 +176,36 @@ def test_a_memory_model_missing_a_member_read_by_tma_or_ghost_fills_is_an_error(
 
         def __init__(self, *a, **kw):
             super().__init__(*a, **kw)
-            del self.share_lookups, self.lookup_cap
+            del self.share_lookups, self.lookup_cap, self.gpc_of, self.merged_bytes
 
     try:
         spec = load_arch("h200", ["components={memory: test_nolookups}"])
         with pytest.raises(SpecError) as ei:
             build_machine(spec, Engine(ClockDomain("sm", 1755.0)))
         msg = ei.value.format()
-        assert "memory" in msg and "test_nolookups" in msg and "share_lookups" in msg and "lookup_cap" in msg
+        assert "memory" in msg and "test_nolookups" in msg
+        assert all(m in msg for m in ("share_lookups", "lookup_cap", "gpc_of", "merged_bytes"))
     finally:
         registry._REGISTRY.pop(("memory", "test_nolookups"), None)
+
+    class OnlyAccesses:   # the methods the SM core calls, none of those of the fill table / servers
+        def global_access(self, *a): ...
+        def bulk(self, *a): ...
+        def stats(self): ...
+
+    with pytest.raises(SpecError) as ei:
+        check_interface("memory", "test_onlyaccesses", OnlyAccesses)
+    assert all(m in ei.value.format() for m in methods)
     spec = load_arch("h200")
     check_interface("memory", "default", MemorySystem(spec))
-    check_interface("memory", "standin", StandinMemory(spec))
+    sd = StandinMemory(spec)
+    check_interface("memory", "standin", sd)
+    # the double's fill table and estimate are its own (no merging: merge_fills False); it has no fluid servers
+    sd.note_fill(7, 0, 500.0, 256)
+    assert sd.fills[7] == [500.0 - sd.l2_rt, 500.0, 256, 1] and sd.merged_bytes == 0
+    assert sd.fill_estimate(0, 1024, 0, 8) == 1024 / sd.sm_bpc + sd.l2_lat
+    with pytest.raises(NotImplementedError):
+        sd.bandwidth_servers()
 
 
 def test_unknown_kind_names_role_kind_and_known_kinds(tmp_path):
