@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from heapq import heappop, heappush
 
-from warpgraph.components.memory import param
 from warpgraph.core.errors import SimulationError
 from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
@@ -77,22 +76,22 @@ class TensorCoreUnit:
 
     def __init__(self, spec, engine=None):
         self.engine = engine
-        tc = getattr(spec, "tensor_core", None)
+        tc = spec.tensor_core          # the typed section (topologies/schema.py: TensorCoreBase and its variants)
         self.tc = tc
-        self.n_sm = int(param(getattr(spec, "sm", None), "count", 132))
-        self.n_sp = int(param(getattr(spec, "sm", None), "subpartitions", 4))
-        table = param(tc, "mma_sync", {}) or {}
-        d = param(tc, "mma_sync_default", None)
-        self.default = (int(param(d, "issue_gap_cycles", 6)), int(param(d, "latency_cycles", 24)))
+        self.n_sm = int(spec.sm.count)
+        self.n_sp = int(spec.sm.subpartitions)
+        d = tc.mma_sync_default
+        self.default = (int(d.issue_gap_cycles), int(d.latency_cycles))
         # one warp's own mma.sync issue interval (0: none): a single warp cannot reach the k8 shapes' 3-cycle
         # pipe gap (H200 single-warp gap 4.375); the SM core spaces a warp's MMAs by it
-        self.warp_issue_gap = int(param(tc, "mma_sync_warp_issue_gap_cycles", 0))
-        self.table = {k: (int(param(v, "issue_gap_cycles", 6)), int(param(v, "latency_cycles", 24)))
-                      for k, v in sorted(table.items())}
+        self.warp_issue_gap = int(tc.mma_sync_warp_issue_gap_cycles)
+        self.table = {k: (int(v.issue_gap_cycles), int(v.latency_cycles)) for k, v in sorted(tc.mma_sync.items())}
+        # mma_sync looks the table up inline (one call fewer per MMA); a subclass overriding mma_timing is called
+        self._own_timing = type(self).mma_timing is not TensorCoreUnit.mma_timing
         self.pipe = [0] * (self.n_sm * self.n_sp)
         self.rec = NULL_RECORDER  # event recorder (core/tracing.py); the runner swaps in a real one
         self._mruns: dict[int, list] = {}  # pipe -> open run of back-to-back mma.sync [sm, sp, t0, t1, flops]
-        if bool(param(tc, "ideal_issue_queue", False)):
+        if tc.ideal_issue_queue:
             self.ideal_queue = True
         self.mma_count = 0
         self.mma_flops = 0
@@ -105,7 +104,11 @@ class TensorCoreUnit:
         return r if r is not None else self.default
 
     def mma_sync(self, t: int, sm: int, sp: int, shape_key: str, flops: int = 0):
-        gap, lat = self.mma_timing(shape_key)
+        if self._own_timing:
+            gap, lat = self.mma_timing(shape_key)
+        else:   # mma_timing inlined
+            r = self.table.get(shape_key)
+            gap, lat = r if r is not None else self.default
         i = sm * self.n_sp + sp
         s = self.pipe[i]
         if s < t:
@@ -166,10 +169,10 @@ class WgmmaTensorCoreUnit(TensorCoreUnit):
         super().__init__(spec, engine)
         tc = self.tc
         self.rates = {
-            "fp16": float(param(tc, "dense_fp16_flop_per_cycle_per_sm", 4096)),
-            "tf32": float(param(tc, "dense_tf32_flop_per_cycle_per_sm", 2048)),
-            "fp8": float(param(tc, "dense_fp8_flop_per_cycle_per_sm", 8192)),
-            "int8": float(param(tc, "dense_int8_flop_per_cycle_per_sm", 8192)),
+            "fp16": float(tc.dense_fp16_flop_per_cycle_per_sm),
+            "tf32": float(tc.dense_tf32_flop_per_cycle_per_sm),
+            "fp8": float(tc.dense_fp8_flop_per_cycle_per_sm),
+            "int8": float(tc.dense_int8_flop_per_cycle_per_sm),
         }
         self.rates["fp64"] = self.rates["fp16"] / 16
         self._init_async(tc)
@@ -177,9 +180,9 @@ class WgmmaTensorCoreUnit(TensorCoreUnit):
         self.busy_from = [0.0] * self.n_sm   # start of the SM's current tensor service period (up to free[sm])
         # share of each sub-partition's register-file bandwidth the accumulator traffic of the op in service takes
         # (64·N·4 B per warpgroup over its service time, a quarter per sub-partition, vs the register file's
-        # ``register_file_bytes_per_cycle_per_subpartition``); the SM core slows other instructions by it
+        # ``register_file_bytes_per_cycle_per_subpartition``, read by _init_async); the SM core slows other
+        # instructions by it
         self.rf_share = [0.0] * self.n_sm
-        self.rf_sp_bpc = float(param(tc, "register_file_bytes_per_cycle_per_subpartition", 0) or 0)
         self.inflight = [[] for _ in range(self.n_sm)]
         self.last_release = 0
         self.last_rf_bytes = 0
@@ -189,12 +192,13 @@ class WgmmaTensorCoreUnit(TensorCoreUnit):
         self.rf_bytes = 0
 
     def _init_async(self, tc):
-        self.lat_ss = int(param(tc, "issue_latency_ss_cycles", 4))
-        self.lat_rs = int(param(tc, "issue_latency_rs_cycles", 9))
-        self.tail = int(param(tc, "completion_latency_cycles", 46))
-        self.min_lat = int(param(tc, "min_latency_cycles", 32))
-        self.qdepth = int(param(tc, "accumulator_queue_depth", 8))
-        self.rf_bpc = float(param(tc, "rf_traffic_bytes_per_cycle", 512))
+        self.lat_ss = int(tc.issue_latency_ss_cycles)
+        self.lat_rs = int(tc.issue_latency_rs_cycles)
+        self.tail = int(tc.completion_latency_cycles)
+        self.min_lat = int(tc.min_latency_cycles)
+        self.qdepth = int(tc.accumulator_queue_depth)
+        self.rf_bpc = float(tc.rf_traffic_bytes_per_cycle)
+        self.rf_sp_bpc = float(tc.register_file_bytes_per_cycle_per_subpartition)
 
     def wgmma_rf_traffic(self, n: int, accum_bytes: int = 4) -> tuple[int, float]:
         """Accumulator register traffic of one warpgroup op: (bytes, cycles at rf_traffic_bytes_per_cycle)."""
@@ -259,11 +263,12 @@ class Tcgen05TensorCoreUnit(WgmmaTensorCoreUnit):
     rf_on = False
 
     def _init_async(self, tc):
-        self.lat_ss = self.lat_rs = int(param(tc, "mma_issue_interval_cycles", 1))
-        self.tail = int(param(tc, "completion_tail_latency_cycles", 160))
-        self.min_lat = int(param(tc, "min_latency_cycles", 11))
-        self.qdepth = int(param(tc, "async_queue_depth", 0))
-        self.rf_bpc = 1.0
+        self.lat_ss = self.lat_rs = int(tc.mma_issue_interval_cycles)
+        self.tail = int(tc.completion_tail_latency_cycles)
+        self.min_lat = int(tc.min_latency_cycles)
+        self.qdepth = int(tc.async_queue_depth)
+        self.rf_bpc = 1.0       # accumulators in TMEM: no register traffic (rf_on False), so no
+        self.rf_sp_bpc = 0.0    # register-file parameters in the tcgen05 section
 
     tmem = None   # the SMs' TMEM (components/tmem.py), attached by runner/machine.py from the graph
 

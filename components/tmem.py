@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections import deque
 
-from warpgraph.components.memory import param
-from warpgraph.core.errors import SimulationError
+from warpgraph.core.errors import SimulationError, SpecError
 from warpgraph.core.registry import register_component
+from warpgraph.topologies.schema import Tcgen05TensorCore
 
 __all__ = ["TmemModel"]
 
@@ -32,18 +32,21 @@ class TmemModel:
     kind = "default"
 
     def __init__(self, spec, engine=None):
+        """``spec``: the ArchSpec (its ``tensor_core.tmem`` section and ``sm.count``)."""
         self.engine = engine
-        tm = spec if spec is not None and hasattr(spec, "columns") else param(
-            getattr(spec, "tensor_core", None), "tmem", None)
-        sm = getattr(spec, "sm", None)
-        self.n_sm = int(param(sm, "count", 148)) if sm is not None else int(param(tm, "n_sm", 148))
-        self.lanes = int(param(tm, "lanes", 128))
-        self.columns = int(param(tm, "columns", 512))
-        self.ld_bpc = float(param(tm, "ld_bytes_per_cycle", 8142))
-        self.st_bpc = float(param(tm, "st_bytes_per_cycle", 8142))
-        self.ld_lat = int(param(tm, "ld_latency_cycles", 19))
-        self.st_lat = int(param(tm, "st_latency_cycles", 19))
-        self.alloc_cycles = int(param(tm, "alloc_cycles", 20))
+        tc = spec.tensor_core
+        if not isinstance(tc, Tcgen05TensorCore):   # TMEM belongs to the tcgen05 tensor core (tensor_core.tmem)
+            raise SpecError(f"{spec.name}: tensor_core.kind={tc.kind!r} has no TMEM (tensor_core.tmem)",
+                            hint="an architecture whose tensor_core.kind is tcgen05 (e.g. b200)")
+        tm = tc.tmem
+        self.n_sm = int(spec.sm.count)
+        self.lanes = int(tm.lanes)
+        self.columns = int(tm.columns)
+        self.ld_bpc = float(tm.ld_bytes_per_cycle)
+        self.st_bpc = float(tm.st_bytes_per_cycle)
+        self.ld_lat = int(tm.ld_latency_cycles)
+        self.st_lat = int(tm.st_latency_cycles)
+        self.alloc_cycles = int(tm.alloc_cycles)
         self.quadrants = 4
         n = self.n_sm * self.quadrants
         self.rd = [0.0] * n                       # next-free cycle of each quadrant's read / write port

@@ -20,6 +20,7 @@ from warpgraph.components import sm_core as C
 from warpgraph.core.engine import ClockDomain, Engine, CycleLimitExceeded
 from warpgraph.core.errors import SimulationError, UserError
 from warpgraph.core.stats import Stats
+from warpgraph.topologies.schema import Tcgen05TensorCore
 
 __all__ = ["lower", "core_config", "build_units", "run_timing", "TimingOutcome", "registers_per_thread",
            "BundleBuilder"]
@@ -76,15 +77,15 @@ def _unit_timing(spec, key):
     return int(u.latency_cycles), int(u.interval_cycles)
 
 
-def _tc_param(spec, name: str, kind: str):
-    """A tensor-core parameter only some variants have (tcgen05's): a clear error naming the variant if the
-    program needs it and the spec's variant lacks it."""
+def _tcgen05(spec, kind: str):
+    """The tensor-core section of a tcgen05 architecture (the only one with tcgen05's parameters and TMEM): a
+    clear error naming the variant if the program needs it and the spec's variant is another."""
     tc = spec.tensor_core
-    v = getattr(tc, name, None)
-    if v is None:
-        raise SimulationError(f"the program has {kind} instructions but tensor_core.kind={tc.kind!r} has no "
-                              f"{name}", hint="an architecture whose tensor_core.kind is tcgen05 (e.g. b200)")
-    return v
+    if not isinstance(tc, Tcgen05TensorCore):
+        raise SimulationError(f"the program has {kind} instructions but tensor_core.kind={tc.kind!r} is not a "
+                              f"tcgen05 tensor core", hint="an architecture whose tensor_core.kind is tcgen05 "
+                              "(e.g. b200)")
+    return tc
 
 
 def _name(e) -> str:
@@ -170,14 +171,15 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
         elif kind.startswith("TC05_"):   # tcgen05 block
             pipe, ii, rsn = (P_MIO if kind in ("TC05_LD", "TC05_ST") else P_UNIFORM), 1, S.SHORT_SCOREBOARD
             if kind == "TC05_MMA":
-                ii = int(_tc_param(spec, "mma_issue_interval_cycles", "tcgen05.mma"))
-                lat = int(_tc_param(spec, "min_latency_cycles", "tcgen05.mma"))
+                tc05 = _tcgen05(spec, "tcgen05.mma")
+                ii = int(tc05.mma_issue_interval_cycles)
+                lat = int(tc05.min_latency_cycles)
             elif kind == "TC05_COMMIT":
                 lat = arrive
             elif kind in ("TC05_LD", "TC05_ST", "TC05_CP", "TC05_SHIFT"):
-                lat = int(_tc_param(spec, "tmem", "tcgen05.ld / st / cp").ld_latency_cycles)
+                lat = int(_tcgen05(spec, "tcgen05.ld / st / cp").tmem.ld_latency_cycles)
             elif kind in ("TC05_ALLOC", "TC05_DEALLOC"):
-                lat = int(_tc_param(spec, "tmem", "tcgen05.alloc").alloc_cycles)
+                lat = int(_tcgen05(spec, "tcgen05.alloc").tmem.alloc_cycles)
             else:
                 lat = 1
         elif kind == "CLOCK":
