@@ -51,19 +51,10 @@ from warpgraph.components.structural import gpc_of_sms
 from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
 
-__all__ = ["MemorySystem", "FluidServer", "param"]
+__all__ = ["MemorySystem", "FluidServer"]
 
 SECTOR = 32
 BUCKET = 1000  # cycles per utilisation bucket
-
-
-def param(section, name: str, default):
-    """``section.name`` (pydantic model or dict), else ``default`` (used for fields not yet in the schema)."""
-    if section is None:
-        return default
-    if isinstance(section, dict):
-        return section.get(name, default)
-    return getattr(section, name, default)
 
 
 def _ceil(x: float) -> int:

@@ -999,13 +999,9 @@ class SMCore:
                         if self.merge_sps or len(spk) == 1:
                             # one issue state for the bundle: the latest next-issue time of its warps' pipes
                             # (a pipe's next-issue times only grow, so this is the max over each pipe's last)
-                            nxt = -1
-                            for sp in W.sps:
-                                x, d = tc.mma_sync(tt, sm, sp, aux, per)
-                                if x > nxt:
-                                    nxt = x
-                                if d > done:
-                                    done = d
+                            nxt, d = tc.mma_sync_bundle(tt, sm, W.sps, aux, per)
+                            if d > done:
+                                done = d
                             for s, _k in spk:
                                 if nxt > s[P_TENSOR]:
                                     s[P_TENSOR] = nxt

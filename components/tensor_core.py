@@ -88,6 +88,7 @@ class TensorCoreUnit:
         self.table = {k: (int(v.issue_gap_cycles), int(v.latency_cycles)) for k, v in sorted(tc.mma_sync.items())}
         # mma_sync looks the table up inline (one call fewer per MMA); a subclass overriding mma_timing is called
         self._own_timing = type(self).mma_timing is not TensorCoreUnit.mma_timing
+        self._own_mma = self._own_timing or type(self).mma_sync is not TensorCoreUnit.mma_sync
         self.pipe = [0] * (self.n_sm * self.n_sp)
         self.rec = NULL_RECORDER  # event recorder (core/tracing.py); the runner swaps in a real one
         self._mruns: dict[int, list] = {}  # pipe -> open run of back-to-back mma.sync [sm, sp, t0, t1, flops]
@@ -124,6 +125,52 @@ class TensorCoreUnit:
         if self.ideal_queue:
             return t + 1, s + lat
         return s + gap, s + lat
+
+    def mma_sync_bundle(self, t: int, sm: int, sps: list, shape_key: str, flops: int = 0) -> tuple[int, int]:
+        """One mma.sync of each warp of a bundle (warp k on sub-partition ``sps[k]``), in that order, at ``t``:
+        ``(latest next-issue time, latest completion)`` over the warps; the same as :meth:`mma_sync` per warp (a
+        subclass overriding ``mma_sync`` or ``mma_timing`` is called per warp), one call per bundle instead of
+        one per warp (gemm80: 4.2 M warp MMAs)."""
+        if self._own_mma:
+            nxt = done = -1
+            for sp in sps:
+                x, d = self.mma_sync(t, sm, sp, shape_key, flops)
+                if x > nxt:
+                    nxt = x
+                if d > done:
+                    done = d
+            return nxt, done
+        r = self.table.get(shape_key)
+        gap, lat = r if r is not None else self.default
+        pipe = self.pipe
+        base = sm * self.n_sp
+        trace = self.rec.enabled
+        nxt = done = -1
+        q = 0
+        for sp in sps:
+            i = base + sp
+            s = pipe[i]
+            if s < t:
+                s = t
+            else:
+                q += s - t
+            pipe[i] = s + gap
+            if trace:
+                self._trace_mma(i, sm, sp, s, s + gap, flops)
+            x = s + gap
+            if x > nxt:
+                nxt = x
+            x = s + lat
+            if x > done:
+                done = x
+        n = len(sps)
+        self.mma_queue_cycles += q
+        self.mma_count += n
+        self.mma_flops += flops * n
+        self.mma_busy += gap * n
+        if self.ideal_queue:
+            nxt = t + 1
+        return nxt, done
 
     def _trace_mma(self, i, sm, sp, s, e, flops) -> None:
         """mma.sync pipe occupancy: back-to-back MMAs of one pipe merge into one ``tensor`` event."""

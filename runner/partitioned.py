@@ -523,7 +523,7 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     ctx = _Ctx(spec=spec, views=views, granularity=granularity, record=record, trace=trace, tables=tables, cfg=cfg, bundle=bundle, merge=merge,
                first_wave=first, core_cls=machine.sm_class, max_cycles=max_cycles,
                sm_mhz=float(spec.clocks.sm_mhz),
-               write_back_ratio=float(getattr(trace, "write_back_ratio", 1.0)))
+               write_back_ratio=float(trace.write_back_ratio))
     busy = sorted(range(len(views)), key=lambda v: (-len(views[v]), v))
     n_workers = min(jobs, len(views))
     owned = [[] for _ in range(n_workers)]

@@ -734,8 +734,7 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
 
     cta_cls = machine.cta_scheduler_class if machine is not None else CtaScheduler
     core_cls = machine.sm_class if machine is not None else SMCore
-    if hasattr(mem, "write_back_ratio"):
-        mem.write_back_ratio = float(getattr(trace, "write_back_ratio", 1.0))
+    mem.write_back_ratio = float(trace.write_back_ratio)
     assignment = None
     n_ctas_run = trace.n_ctas
     if sample is not None:

@@ -273,5 +273,9 @@ class StandinTensorCore:
         self.c["flops"] += flops
         return s + self.gap, s + self.lat
 
+    def mma_sync_bundle(self, t, sm, sps, shape_key, flops):
+        nd = [self.mma_sync(t, sm, sp, shape_key, flops) for sp in sps]
+        return max(x for x, _ in nd), max(d for _, d in nd)
+
     def stats(self):
         return dict(self.c)

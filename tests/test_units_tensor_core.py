@@ -120,3 +120,31 @@ def test_ideal_queue_never_stalls_issue():
 def test_mma_key_from_ptx_mods():
     assert mma_key(("sync", "aligned", "m16n8k16", "row", "col", "f32", "f16", "f16", "f32")) == "f16.m16n8k16"
     assert mma_key(("sync", "aligned", "m16n8k32", "row", "col", "s32", "s8", "s8", "s32")) == "s8.m16n8k32"
+
+
+@pytest.mark.parametrize("cls", [MmaSyncTensorCoreUnit, WgmmaTensorCoreUnit, IdealQueueTensorCoreUnit])
+def test_mma_sync_bundle_is_mma_sync_per_warp(cls):
+    """The SM core issues a bundle's mma.sync in one call: it must equal one mma_sync per warp, in order (next-issue
+    and completion maxima, pipe state, counters), also with two warps of the bundle on one sub-partition."""
+    a, b = cls(spec("h200")), cls(spec("h200"))
+    bundles = [(0, 3, [0, 1, 2, 3], "f16.m16n8k16"), (2, 3, [0, 1, 2, 3], "f16.m16n8k16"),
+               (5, 3, [1, 3, 1, 3], "tf32.m16n8k8"), (5, 7, [2], "bf16.m16n8k8"), (40, 3, [0, 0], "s8.m16n8k32"),
+               (41, 3, [0, 1, 2, 3, 0, 1, 2, 3], "f16.m16n8k8"), (41, 3, [3], "no.such_shape")]
+    for t, sm, sps, key in bundles:
+        got = a.mma_sync_bundle(t, sm, sps, key, 1024)
+        each = [b.mma_sync(t, sm, sp, key, 1024) for sp in sps]
+        assert got == (max(x for x, _ in each), max(d for _, d in each))
+    assert a.pipe == b.pipe and a.stats() == b.stats()
+
+
+def test_mma_sync_bundle_calls_an_overriding_subclass_per_warp():
+    class Doubled(MmaSyncTensorCoreUnit):
+        def mma_sync(self, t, sm, sp, shape_key, flops=0):
+            x, d = super().mma_sync(t, sm, sp, shape_key, flops)
+            return 2 * x, 2 * d
+
+    u = Doubled(spec("h200"))
+    ref = MmaSyncTensorCoreUnit(spec("h200"))
+    each = [ref.mma_sync(10, 0, sp, "f16.m16n8k16", 0) for sp in (0, 1)]
+    assert u.mma_sync_bundle(10, 0, [0, 1], "f16.m16n8k16", 0) == (2 * max(x for x, _ in each),
+                                                                    2 * max(d for _, d in each))

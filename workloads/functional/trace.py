@@ -155,6 +155,8 @@ class KernelTrace:
         self.batches = batches
         self.dram_first_touch_bytes = int(dram_first_touch_bytes)   # reads that miss a cold L2 (first touch)
         self.dram_write_bytes = int(dram_write_bytes)               # distinct 32-B sectors written x 32
+        #: share of written sectors the L2 writes back to DRAM (l2model.py ``write_back_ratio``; run.py sets it)
+        self.write_back_ratio = 1.0
         self._where = {}
         for bi, b in enumerate(batches):
             for k, c in enumerate(b.ctas):
