@@ -71,9 +71,38 @@ class MbarrierModel(Protocol):
 
 @runtime_checkable
 class TmaModel(Protocol):
+    """The TMA unit of every SM (components/tma.py): front end, admission, request generator, box-load lookups."""
+
+    #: cycles from admission to the first request of the stream (``tma.issue_latency_cycles``); the SM core's
+    #: SMEM-to-SMEM bulk copy and runner/ghost_fills.py add it to the issue cycle (0: none modelled)
+    lat: int
+    #: per SM, the cycle its request generator is free (list indexed by SM); runner/ghost_fills.py's backlog
+    gen_free: list
+    #: per SM, the completion cycles of its active (admitted) transactions (list of lists indexed by SM): MEMBAR.GPU
+    #: waits for the last of them (components/sm_core.py); empty lists where a kind tracks none
+    active: list
+    #: completion cycle of the last transaction ``issue`` booked (the SM core's multicast delivers after it)
+    last_done: int
+    #: whether box loads share lookups / merge into fills at all (False: runner/ghost_fills.py registers nothing)
+    merge: bool
+    #: whether out-of-bounds box bytes are requested from L2 (``tma.oob_reads_reach_l2``; False: in-bounds only)
+    oob_l2: bool
+    #: outstanding box lookups / fills (``note_fill``): key -> [window end, done, mergeable bytes, stream end,
+    #: requests]; read by runner/ghost_fills.py, replayed by runner/partitioned.py
+    fills: dict
+    #: called ``(key, count index, t)`` when a box load shares a lookup (runner/partitioned.py sets it), or None
+    on_share: Any
+
     def issue(self, t: int, sm: int, warp: int, nbytes: int, inb_bytes: int, dram_bytes: int, mbar_key: int,
               store: bool) -> int: ...
+    #: cp.async.bulk.commit_group of ``warp`` of ``sm``: close the warp's open bulk-store group
+    def bulk_commit(self, sm: int, warp: int) -> None: ...
+    #: cp.async.bulk.wait_group N: the cycle at most N committed groups are pending, or None (nothing to wait for)
     def bulk_group_done(self, sm: int, warp: int, n_pending_allowed: int): ...
+    #: end of a box load's request stream of ``traffic`` bytes (``dram_bytes`` missing) started at ``g0``
+    def stream_end(self, g0: float, traffic: int, dram_bytes: int) -> float: ...
+    #: register an outstanding lookup / fill of ``key`` in ``fills`` (stream ``g0``..``g1``, data back at ``done``)
+    def note_fill(self, key: int, g0: float, g1: float, done: int, dram_bytes: int, window_end=None) -> None: ...
     def stats(self) -> dict: ...
 
 

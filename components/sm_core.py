@@ -1247,9 +1247,8 @@ class SMCore:
                         W.hold_t = h
                         W.hold_r = S.LONG_SCOREBOARD
                 elif op == OP_BULK_COMMIT:
-                    fn = getattr(self.tma, "bulk_commit", None)
-                    if fn is not None:
-                        fn(sm, W.g)
+                    if self.tma is not None:
+                        self.tma.bulk_commit(sm, W.g)
                 elif op == OP_BULK_WAIT:
                     if self.tma is not None:
                         h = self.tma.bulk_group_done(sm, W.g, W.a0[k])
@@ -1378,9 +1377,8 @@ class SMCore:
         ``membar_drain`` after the last of the SM's outstanding bulk (TMA) copies and the warp's stores."""
         h = tt + self.cfg.membar_gpu
         out = W.st_ack
-        act = getattr(self.tma, "active", None)
-        if act is not None:
-            a = act[W.sm]
+        if self.tma is not None:
+            a = self.tma.active[W.sm]
             if a:
                 m = max(a)
                 if m > out:
@@ -1466,7 +1464,7 @@ class SMCore:
             key = W.a1[k]
             if T.aux[i] == "s2s":            # cp.async.bulk.shared::cluster.shared::cta: through the fabric
                 dst = key >> 32
-                t0 = tt + int(getattr(self.tma, "lat", 0) or 0)     # the bulk-copy front end takes the command
+                t0 = tt + (self.tma.lat if self.tma is not None else 0)   # the bulk-copy front end takes the command
                 ta = (dsm.transfer(t0, W.sm, self._sm_of(dst, W, i), nbytes, "tma") if dsm is not None and dst != W.cta
                       else t0 + T.lat[i])
                 if self.mbar is not None and key >= 0:

@@ -83,6 +83,7 @@ class TmaUnit:
         self.merge = True          # tests switch it off to compare
         self.on_share = None       # runner/partitioned.py: called (key, count index, t) when a load shares a lookup
         self.merged_bytes = 0
+        self.last_done = 0         # completion cycle of the last transaction issued (the SM core's multicast)
         self.groups: dict[tuple[int, int], list] = {}  # (sm, warp) -> [committed group done..., open group done]
         self.rec = NULL_RECORDER  # event recorder (core/tracing.py); the runner swaps in a real one
         # stats
@@ -195,7 +196,7 @@ class TmaUnit:
         if key and dram_bytes and merge:
             # the fill is outstanding at the slices until its last sector's data leaves for the SM: a request
             # stream that starts before (done - L2 round trip - stream length) meets it there
-            self._note_fill(key, g0, g1, done, dram_bytes)
+            self.note_fill(key, g0, g1, done, dram_bytes)
         return g1, done
 
     def _lookup(self, sm: int, key: int, g0: float, traffic: int, dram_bytes: int):
@@ -220,21 +221,23 @@ class TmaUnit:
         g1 = self.stream_end(g0, traffic, dram_bytes)
         done = mem.bulk(g0, sm, traffic, dram_bytes, False, g1) if traffic > 0 else int(g1) + 1
         if dram_bytes:
-            self._note_fill((key << 8) | 255, g0, g1, done, dram_bytes, done)
+            self.note_fill((key << 8) | 255, g0, g1, done, dram_bytes, done)
         # No hit-on-miss wait for boxes (unlike cp.async, components/memory.py): the DRAM first touch is fixed by
         # the functional pass (lowest CTA), so only readers later than that CTA would wait and earlier ones would
         # hit; with admission_depth 2 that made gemm_tma_M2048 9 % slower at 96 than at 32 request bytes/cycle
         # (studies/tma_sweep.ipynb). Without the wait: monotonic, calibration / held-out TMA GEMMs +8.5 / -1.8 /
         # -16.3 / -16.9 % vs +7.9 / -4.2 / -16.2 / -16.3 % with it (2026-12-03).
-        self._note_fill(ck, g0, g1, done, traffic, done - (g1 - g0))
+        self.note_fill(ck, g0, g1, done, traffic, done - (g1 - g0))
         return g1, done
 
     def _rt(self) -> float:
         tl = self.mem.tma_l2_lat
         return tl if tl is not None else self.mem.l2_rt
 
-    def _note_fill(self, key: int, g0: float, g1: float, done: int, dram_bytes: int, window_end=None) -> None:
-        """Entry: [window end, done, mergeable bytes, stream end, requests] (components/memory.py)."""
+    def note_fill(self, key: int, g0: float, g1: float, done: int, dram_bytes: int, window_end=None) -> None:
+        """Register an outstanding lookup / fill of ``key``. Entry: [window end, done, mergeable bytes, stream end,
+        requests] (components/memory.py); runner/ghost_fills.py registers ghost loads with it, runner/partitioned.py
+        wraps it."""
         fills = self.fills
         if len(fills) > self._prune_at:   # drop fills long completed (calls arrive in near time order)
             for k in [k for k, f in fills.items() if f[1] < g0 - 4096]:

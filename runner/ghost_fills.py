@@ -191,11 +191,11 @@ class GhostFills:
             done = int(mem.fill_estimate(g0, traffic, dram, (traffic + 127) // 128, g1, mem.tma_l2_lat)) + 1
             if dram:
                 if f is None or f[1] <= t:
-                    tma._note_fill(fk, g0, g1, done, dram, done - (g1 - g0) if lookups else None)
+                    tma.note_fill(fk, g0, g1, done, dram, done - (g1 - g0) if lookups else None)
             elif f is not None and f[1] > done:
                 done = int(f[1])
             if ck is not None:
-                tma._note_fill(ck, g0, g1, done, traffic, done - (g1 - g0))
+                tma.note_fill(ck, g0, g1, done, traffic, done - (g1 - g0))
         self.registered += 1
 
     def _lookup(self, key: int, dsec: int, sectors: int, lines: int, t: int, grp) -> None:

@@ -168,8 +168,8 @@ class _View:
         mem.note_fill = note_fill
         if share_lookups:
             mem.on_share = lambda key, idx, t, _log=log: _log.append((t, _SHARE * 64 + idx, key, None))
-            if tma is not None and hasattr(tma, "fills"):
-                torig = tma._note_fill
+            if tma is not None:   # a checked TMA model (components/interfaces.py TmaModel: fills, note_fill, on_share)
+                torig = tma.note_fill
 
                 def tnote_fill(key, g0, g1, done, dram_bytes, window_end=None, _orig=torig, _fills=tma.fills,
                                _log=log):
@@ -177,7 +177,7 @@ class _View:
                     if key & 255 != 255:
                         _log.append((g0, _TLOOKUP * 64, key, tuple(_fills[key])))
 
-                tma._note_fill = tnote_fill
+                tma.note_fill = tnote_fill
                 tma.on_share = lambda key, idx, t, _log=log: _log.append((t, _TSHARE * 64 + idx, key, None))
 
     # -- barrier side ---------------------------------------------------------------------------------

@@ -206,23 +206,37 @@ class StandinTma:
         self.gap = int(sget(spec, "tma.issue_gap_cycles", 44))
         self.bpc = float(sget(spec, "tma.request_bytes_per_cycle", 32))
         self.depth = int(sget(spec, "tma.admission_depth", 16))
-        self.free = {}
+        n_sms = int(sget(spec, "sm.count", 132))
         self.inflight = {}
         self.stores = {}
         self.c = {"loads": 0, "stores": 0, "bytes": 0}
+        # the rest of the TMA interface (components/interfaces.py TmaModel): no issue latency (the stream starts at
+        # t + 1), the generator's free cycle per SM, no active-transaction tracking for MEMBAR.GPU (its admission
+        # list is ``inflight``: MEMBAR.GPU does not wait for the double's copies), in-bounds bytes only, no box
+        # lookup sharing or fill merging (merge False: ghost fills register nothing; fills stays empty unless
+        # ``note_fill`` is called), no partitioned-timing hook
+        self.lat = 0
+        self.gen_free = [0] * n_sms
+        self.active = [[] for _ in range(n_sms)]
+        self.last_done = 0
+        self.merge = False
+        self.oob_l2 = False
+        self.fills = {}
+        self.on_share = None
 
     def issue(self, t, sm, warp, nbytes, inb_bytes, dram_bytes, mbar_key, store):
         inb_bytes &= 0xFFFFFFFF  # bits 32+: the box identity (components/tma.py in-flight fills), not used here
         fl = self.inflight.setdefault(sm, [])
-        start = max(t + 1, self.free.get(sm, 0))
+        start = max(t + 1, self.gen_free[sm])
         fl[:] = [x for x in fl if x > start]
         if len(fl) >= self.depth:
             fl.sort()
             start = fl[len(fl) - self.depth]
         gen = int(ceil(max(nbytes, inb_bytes) / self.bpc))
-        self.free[sm] = start + gen
+        self.gen_free[sm] = start + gen
         done = max(self.mem.bulk(start, sm, inb_bytes, dram_bytes, store), start + gen)
         fl.append(done)
+        self.last_done = done
         self.c["bytes"] += nbytes
         if store:
             self.c["stores"] += 1
@@ -233,6 +247,9 @@ class StandinTma:
                 self.eng.schedule(done, self.mbar.complete_tx, mbar_key, nbytes, done, prio=0)
         return t + self.gap
 
+    def bulk_commit(self, sm, warp):
+        pass   # each store is its own group here (bulk_group_done counts stores): a commit closes nothing
+
     def bulk_group_done(self, sm, warp, n_pending_allowed):
         lst = self.stores.get(warp)
         if not lst or len(lst) <= n_pending_allowed:
@@ -241,6 +258,13 @@ class StandinTma:
         h = max(lst[:cut])
         del lst[:cut]
         return h
+
+    def stream_end(self, g0, traffic, dram_bytes):
+        return g0 + traffic / self.bpc   # one rate whatever hits or misses (no Little's-law caps)
+
+    def note_fill(self, key, g0, g1, done, dram_bytes, window_end=None):
+        we = done - self.mem.l2_rt - (g1 - g0) if window_end is None else window_end
+        self.fills[key] = [we, done, dram_bytes, g1, 1]
 
     def stats(self):
         return dict(self.c)

@@ -208,6 +208,66 @@ def test_a_memory_model_missing_a_member_read_by_tma_or_ghost_fills_is_an_error(
         sd.bandwidth_servers()
 
 
+def test_a_tma_model_missing_a_member_read_by_the_core_ghost_fills_or_partitioned_timing_is_an_error():
+    """The TMA members that the SM core (bulk groups, MEMBAR.GPU, bulk copies, multicast), the ghost fills and
+    partitioned timing read are part of the TMA interface: a TMA kind without them is refused at build, naming
+    role, kind and members; the default unit and the test double declare them all."""
+    from standin_units import StandinMemory, StandinTma
+
+    from warpgraph.components.interfaces import check_interface, interface_members
+    from warpgraph.components.memory import MemorySystem
+    from warpgraph.components.tma import TmaUnit
+    from warpgraph.core.engine import ClockDomain, Engine
+    from warpgraph.runner.machine import build_machine
+
+    data = {"lat", "gen_free", "active", "last_done", "merge", "oob_l2", "fills", "on_share"}
+    methods = {"issue", "bulk_commit", "bulk_group_done", "stream_end", "note_fill", "stats"}
+    assert data | methods == set(interface_members("tma"))
+
+    class NoFillsTma(S.DefaultTma):
+        kind: Literal["test_nofills"] = "test_nofills"
+
+    @register_component(role="tma", kind="test_nofills", spec=NoFillsTma)
+    class NoFillsTmaUnit(TmaUnit):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            del self.fills, self.gen_free, self.on_share, self.last_done
+
+    try:
+        spec = load_arch("h200", ["tma.kind=test_nofills"])
+        with pytest.raises(SpecError) as ei:
+            build_machine(spec, Engine(ClockDomain("sm", 1755.0)))
+        msg = ei.value.format()
+        assert "tma" in msg and "test_nofills" in msg
+        assert all(m in msg for m in ("fills", "gen_free", "on_share", "last_done"))
+    finally:
+        registry._REGISTRY.pop(("tma", "test_nofills"), None)
+        S.VARIANT_FAMILIES["tma"][3].pop("test_nofills")
+        S._rebuild_all()
+
+    class OnlyIssue:   # what the SM core's TMA loads and bulk waits call, none of the lookup / bulk-group members
+        def issue(self, *a): ...
+        def bulk_group_done(self, *a): ...
+        def stats(self): ...
+
+    with pytest.raises(SpecError) as ei:
+        check_interface("tma", "test_onlyissue", OnlyIssue)
+    assert all(m in ei.value.format() for m in ("bulk_commit", "stream_end", "note_fill"))
+    spec = load_arch("h200")
+    eng = Engine(ClockDomain("sm", 1755.0))
+    check_interface("tma", "default", TmaUnit(spec, eng, MemorySystem(spec), None))
+    sd = StandinTma(spec, eng, StandinMemory(spec), None)
+    check_interface("tma", "standin", sd)
+    # the double: no issue latency, one stream rate, no merging (ghost fills skip it), its own fill table
+    assert sd.lat == 0 and sd.merge is False and sd.stream_end(10, 320, 0) == 10 + 320 / sd.bpc
+    sd.note_fill(7, 0, 100.0, 900.0, 256)
+    assert sd.fills[7] == [900.0 - sd.mem.l2_rt - 100.0, 900.0, 256, 100.0, 1]
+    done = sd.issue(0, 3, 0, 1024, 1024, 0, -1, True)
+    assert sd.last_done > 0 and sd.gen_free[3] > 0 and done == sd.gap
+    sd.bulk_commit(3, 0)
+    assert sd.bulk_group_done(3, 0, 0) == sd.last_done
+
+
 def test_unknown_kind_names_role_kind_and_known_kinds(tmp_path):
     p = tmp_path / "x.yaml"
     p.write_text("name: x\nextends: h200\nsubpartition:\n  kind: nosuch\n")
