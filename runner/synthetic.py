@@ -83,6 +83,7 @@ class SynTrace:
         self._payload = payload
         self._active = active
         self.dram_first_touch_bytes = 0
+        self.write_back_ratio = 1.0   # (KernelTrace: the dirty-line write-back share; nothing written here)
 
     def cta_coords(self, cta):
         return (cta, 0, 0)

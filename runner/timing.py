@@ -925,14 +925,19 @@ def _component_stats(st: Stats, core, machine, trace=None) -> None:
 
 
 def _unit_stats(u) -> dict:
-    fn = getattr(u, "stats", None)
-    if fn is None:
+    """A unit's ``stats()`` (declared by every role's interface); None: no such unit. A ``stats()`` that fails
+    or returns something other than a dict is an error naming the unit, not an empty table."""
+    if u is None:
         return {}
     try:
-        d = fn()
-    except Exception:  # a unit's stats must not break the run's result
-        return {}
-    return d if isinstance(d, dict) else {}
+        d = u.stats()
+    except Exception as e:  # noqa: BLE001 (a plugin's bug: reported with its class, not swallowed)
+        raise SimulationError(f"{type(u).__name__}.stats() failed: {type(e).__name__}: {e}",
+                              hint="a dict of counters from the unit's stats()") from e
+    if not isinstance(d, dict):
+        raise SimulationError(f"{type(u).__name__}.stats() returned {type(d).__name__}",
+                              hint="a dict of counters from the unit's stats()")
+    return d
 
 
 def _find(d: dict, *keys, default=0):

@@ -298,3 +298,22 @@ def test_roles_without_a_section_kind_are_selected_in_components():
             load_arch("h200", ["components={tma: default}"])
     finally:
         registry._REGISTRY.pop(("xbar", "test_wide"), None)
+
+
+def test_a_unit_whose_stats_fail_or_are_not_a_dict_is_an_error_not_an_empty_table():
+    from warpgraph.core.errors import SimulationError
+    from warpgraph.runner.timing import _unit_stats
+
+    class Broken:
+        def stats(self):
+            raise KeyError("l2_hits")
+
+    class NotADict:
+        def stats(self):
+            return [("hits", 3)]
+
+    with pytest.raises(SimulationError, match=r"Broken\.stats\(\) failed: KeyError"):
+        _unit_stats(Broken())
+    with pytest.raises(SimulationError, match=r"NotADict\.stats\(\) returned list"):
+        _unit_stats(NotADict())
+    assert _unit_stats(None) == {}

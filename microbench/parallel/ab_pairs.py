@@ -8,6 +8,8 @@ cores between repetitions. ``ab_case.py`` does the timed run (process CPU second
 tree is faster), their range, and the best-of-reps ratio as ab_summary.py does. Unpaired runs on a shared host
 (ab_commits.sh) drifted by 20-30 % between rounds on the device, more than the differences being measured.
 
+``ab_pairs.py --summary DIR [DIR...]`` pools the pairs of earlier run folders into one summary.
+
 On the device the carried wheels (.whl/) are installed beside its own numpy / networkx (see device_run.sh).
 ``CASES="a b"`` limits the records."""
 import json
@@ -81,7 +83,15 @@ def main() -> None:
     with ThreadPoolExecutor(pairs) as ex:
         for name, b, n in ex.map(pair, jobs):
             res.setdefault(name, []).append((b, n))
-    lines = ["case | cycles base / new | paired ratio median (min-max) | best-of-reps ratio | stats identical"]
+    text = summarise(res)
+    (out / "summary.txt").write_text(text)
+    print(text, end="")
+
+
+def summarise(res: dict) -> str:
+    """Per record: median of the paired ratios base/new with their range, the best-of-reps ratio, whether the
+    statistics agree; and the lowest median."""
+    lines = ["case | cycles base / new | pairs | paired ratio median (min-max) | best-of-reps ratio | stats identical"]
     worst = None
     for name in sorted(res):
         ps = res[name]
@@ -90,12 +100,29 @@ def main() -> None:
         best = min(b["cpu_seconds"] for b, _ in ps) / min(n["cpu_seconds"] for _, n in ps)
         same = {b["stats_digest"] for b, _ in ps} == {n["stats_digest"] for _, n in ps}
         worst = med if worst is None else min(worst, med)
-        lines.append(f"{name} | {ps[0][0]['cycles']:,} / {ps[0][1]['cycles']:,} | {med:.3f} ({min(rat):.3f}-"
-                     f"{max(rat):.3f}) | {best:.3f} | {same}")
+        lines.append(f"{name} | {ps[0][0]['cycles']:,} / {ps[0][1]['cycles']:,} | {len(ps)} | {med:.3f} "
+                     f"({min(rat):.3f}-{max(rat):.3f}) | {best:.3f} | {same}")
     lines.append(f"lowest median paired ratio: {worst:.3f}" if worst is not None else "no runs")
-    (out / "summary.txt").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    return "\n".join(lines) + "\n"
+
+
+def load_runs(*dirs) -> dict:
+    """``{record: [(base run, new run), ...]}`` from run folders written by this script (pairs matched by
+    record and repetition within a folder)."""
+    res: dict = {}
+    for d in dirs:
+        runs = {}
+        for f in sorted(pathlib.Path(d).glob("*.json")):
+            side, _, rest = f.stem.partition("_")
+            runs[(side, rest)] = json.loads(f.read_text())
+        for (side, rest), r in sorted(runs.items()):
+            if side == "base" and ("new", rest) in runs:
+                res.setdefault(r["record"], []).append((r, runs[("new", rest)]))
+    return res
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--summary"]:      # ab_pairs.py --summary DIR [DIR...]: pool earlier runs
+        print(summarise(load_runs(*sys.argv[2:])), end="")
+    else:
+        main()
