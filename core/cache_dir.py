@@ -2,7 +2,8 @@
 
 ``$WARPGRAPH_CACHE_DIR`` names the root (default ``$XDG_CACHE_HOME/warpgraph``, else ``~/.cache/warpgraph``);
 each cache is a folder under it: ``traces/`` (functional traces reused by sweeps, runner/trace_cache.py),
-``ptxas/`` (register facts, workloads/compiled.py) and ``sass/`` (SASS listings, workloads/sass.py).
+``ptxas/`` (register facts, workloads/compiled.py), ``sass/`` (SASS listings, workloads/sass.py) and
+``arch_yaml/`` (parsed architecture YAML with its line numbers, topologies/loader.py).
 ``WARPGRAPH_CACHE_DIR=off`` turns every disk cache off (results are the same, only slower).
 
 The older ``$WARPGRAPH_CACHE`` (the traces folder alone) is still read, with a warning naming the new variable."""

@@ -114,3 +114,33 @@ def test_json_schema_validates_resolved_specs():
     bad["tma"]["admission_depth"] = -1
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(bad, schema)
+
+
+def test_parsed_yaml_is_cached_on_disk_by_content(tmp_path, monkeypatch):
+    """A second process reads the parsed architecture from the disk cache (no ruamel parse); an edited file is
+    parsed again; the cached form equals the parse (values, types, locations); off means no files."""
+    from warpgraph.topologies import loader as L
+
+    monkeypatch.setenv("WARPGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    f = tmp_path / "mine.yaml"
+    f.write_text("name: mine\nextends: h200\ntma:\n  admission_depth: 8\n")
+    L._FILE_CACHE.clear()
+    first = L.load_arch(str(f))
+    entries = sorted((tmp_path / "cache" / "arch_yaml").glob("*.json"))
+    assert len(entries) >= 2                          # mine.yaml and the bundled h200 / h100 it extends
+    L._FILE_CACHE.clear()                             # a new process: only the disk cache is left
+    monkeypatch.setattr(L, "_read_yaml", lambda p: (_ for _ in ()).throw(AssertionError(f"parsed {p}")))
+    again = L.load_arch(str(f))
+    assert again.model_dump() == first.model_dump() and again.tma.admission_depth == 8
+    monkeypatch.undo()
+    monkeypatch.setenv("WARPGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    f.write_text("name: mine\nextends: h200\ntma:\n  admission_depth: 4\n")   # same size, new bytes
+    L._FILE_CACHE.clear()
+    assert L.load_arch(str(f)).tma.admission_depth == 4
+    p = ARCH_DIR / "h200.yaml"
+    locs: dict = {}
+    ref = (L._plain(L._read_yaml(p), "h200.yaml", (), locs), locs)
+    L._FILE_CACHE.clear()
+    assert L._read_plain(p, "h200.yaml") == ref
+    monkeypatch.setenv("WARPGRAPH_CACHE_DIR", "off")
+    assert L._disk_entry(p, "h200.yaml") is None
