@@ -601,12 +601,19 @@ def _install(family: str) -> None:
     dflt = models[default]
     owner.model_fields[field] = FieldInfo.from_annotated_attribute(
         _union(family), Field(default_factory=dflt, description=f"variant by '{key}': {', '.join(models)}"))
-    owner.model_rebuild(force=True)
 
 
 def _rebuild_all() -> None:
+    """Install every family's union, rebuild each owner section once and ArchSpec last (one ArchSpec rebuild,
+    not one per family: this runs at import and at every variant registration)."""
+    owners = []
     for fam in VARIANT_FAMILIES:
         _install(fam)
+        o = VARIANT_FAMILIES[fam][0]
+        if o is not ArchSpec and o not in owners:
+            owners.append(o)
+    for o in owners:
+        o.model_rebuild(force=True)
     ArchSpec.model_rebuild(force=True)
 
 
