@@ -153,10 +153,12 @@ class MemoryModel(Protocol):
     on_share: Any
     #: DRAM write-back bytes per stored byte (the runner sets it from the functional pass's L2 model; 1.0: all)
     write_back_ratio: float
-    #: bytes read from / written to L2 by the SMs and read from DRAM so far (runner/timing.py's l2 statistics)
+    #: bytes read from / written to L2 by the SMs, read from DRAM and written back to it so far (runner/timing.py's
+    #: l2_bytes / dram_read_bytes / dram_write_bytes metrics)
     l2_read_bytes: float
     l2_write_bytes: float
     dram_read_bytes: float
+    dram_write_bytes: float
 
     def global_access(self, t: int, sm: int, op: str, sectors: int, dram_sectors: int, lines: int,
                       nbytes: int, warps: int = 1) -> int: ...

@@ -940,19 +940,6 @@ def _unit_stats(u) -> dict:
     return d
 
 
-def _find(d: dict, *keys, default=0):
-    """First key found in a possibly nested stats dict (depth-first, exact names)."""
-    for k in keys:
-        if k in d and not isinstance(d[k], dict):
-            return d[k]
-    for v in d.values():
-        if isinstance(v, dict):
-            r = _find(v, *keys, default=None)
-            if r is not None:
-                return r
-    return default
-
-
 def _outcome(core: SMCore, eng, cfg, occ, tables, units, unit_names, wall, spec) -> TimingOutcome:
     mem, smem, tma, mbar, tc = units
     cycles = core.end_cycle
@@ -963,11 +950,9 @@ def _outcome(core: SMCore, eng, cfg, occ, tables, units, unit_names, wall, spec)
     ratios = {n: (stall[k] / issued if issued else 0.0) for k, n in enumerate(S.STALL_NAMES)}
     sm_active = sum(core.sm_active_cycles)
     occ_pct = 100.0 * core.warp_resident_cycles / (sm_active * cfg.max_warps_per_sm) if sm_active else 0.0
-    ms = _unit_stats(mem)
-    dram_r = _find(ms, "dram_read_bytes", "read_bytes")
-    dram_w = _find(ms, "dram_write_bytes", "write_bytes")
-    l2b = _find(ms, "l2_bytes", "bytes")
-    tcs = _unit_stats(tc)
+    # the memory model's declared counters (components/interfaces.py MemoryModel)
+    dram_r, dram_w = mem.dram_read_bytes, mem.dram_write_bytes
+    l2b = mem.l2_read_bytes + mem.l2_write_bytes
     # the tensor variant's dense FP16 peak; the mma_sync-only variant (rtx5090) declares none: no utilisation (None)
     peak = _typed(spec).tensor_core.dense_fp16_peak()
     flops = core.wgmma_flops + core.mma_flops

@@ -104,6 +104,10 @@ class StandinMemory:
     def dram_read_bytes(self):
         return self.c["dram_read_bytes"]
 
+    @property
+    def dram_write_bytes(self):
+        return self.c["dram_write_bytes"]
+
     def fill_estimate(self, t, nbytes, dram_bytes, lines, t_end=None, lat_all=None):
         """As :meth:`_go` would complete a read at ``t`` (without an SM port, reserving nothing)."""
         lat = self.l2_lat if lat_all is None else lat_all
