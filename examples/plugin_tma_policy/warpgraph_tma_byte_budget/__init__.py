@@ -39,6 +39,9 @@ class ByteBudgetTma(TmaUnit):
         self.held_bytes = [0] * len(self.active)
 
     def admit(self, sm: int, warp: int, t: int, nbytes: int) -> int:
+        act = self.active[sm]                     # the interface's outstanding completions (a MEMBAR.GPU waits
+        while act and act[0] <= t:                # for them): drop those done by now
+            heappop(act)
         held = self.held[sm]
         while held and held[0][0] <= t:
             self.held_bytes[sm] -= heappop(held)[1]
@@ -51,5 +54,6 @@ class ByteBudgetTma(TmaUnit):
         return t
 
     def admitted(self, sm: int, warp: int, t_done: int, nbytes: int) -> None:
+        super().admitted(sm, warp, t_done, nbytes)    # books it in ``active`` (TmaModel: what a MEMBAR waits for)
         heappush(self.held[sm], (t_done, nbytes))
         self.held_bytes[sm] += nbytes
