@@ -80,7 +80,7 @@ from __future__ import annotations
 import math
 import random
 
-from warpgraph.core.errors import UserError
+from warpgraph.core.errors import SimulationError, UserError
 
 __all__ = ["Sample", "SubsetScheduler", "DEFAULT_SMS", "make_sample"]
 
@@ -347,8 +347,13 @@ class Sample:
             # CTAs' first touches would make them (calibrate_first_touches), so the HBM background is too
             fa = min(1.0, f / rho) if (attr == "hbm" and rho > 0) else f
             for i, srv in enumerate(srvs):
-                if hasattr(srv, "rate") and hasattr(srv, "inv") and hasattr(srv, "free"):
-                    srvs[i] = _SharedServer.wrap(srv, fa)
+                if not (hasattr(srv, "rate") and hasattr(srv, "inv") and hasattr(srv, "free")):
+                    # (was skipped silently: that partition's unsampled SMs would bring no background load)
+                    raise SimulationError(f"sampled mode: the memory model's {attr} server {i} "
+                                          f"({type(srv).__name__}) is not a bandwidth server",
+                                          hint="bandwidth_servers() lists of FluidServer-like objects "
+                                               "(rate, inv, free: components/memory.py)")
+                srvs[i] = _SharedServer.wrap(srv, fa)
 
     # -- the result --------------------------------------------------------------------------------------
     def _tail_margin(self) -> int:
