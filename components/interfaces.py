@@ -9,6 +9,7 @@ them. Structural roles (``gpc``, ``cpc``) only group nodes; their interface is a
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Protocol, runtime_checkable
 
 from warpgraph.core.errors import SpecError
@@ -343,28 +344,28 @@ ROLE_STATS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
 }
 
 
-_PATTERNS: list = []
 _GROUP_STATS: dict = {}   # group name -> its stats table (memo)
+
+
+@functools.lru_cache(maxsize=None)
+def _group_matcher():
+    """One alternation of every ROLE_STATS group pattern (named alternatives in ROLE_STATS order: the first that
+    matches wins) and the stats table of each alternative: one fullmatch per new group name instead of one per
+    pattern (~1000 group names per launch: sm{i}, sm{i}.sp{i}.stalls, l2 slices...)."""
+    import re
+
+    pats = [(pat, st) for groups in ROLE_STATS.values() for pat, st in groups.items()]
+    alts = [(f"g{k}", re.escape(pat).replace(r"\{i\}", r"\d+"), st) for k, (pat, st) in enumerate(pats)]
+    return re.compile("|".join(f"(?P<{n}>{rx})" for n, rx, _ in alts)), {n: st for n, _, st in alts}
 
 
 def stat_info(group: str, stat: str) -> tuple[str, str] | None:
     """(unit, description) of statistic ``stat`` of group ``group`` (``l2.p1``, ``sm3.stalls``), or None."""
     stats = _GROUP_STATS.get(group, False)
     if stats is False:
-        import re
-
-        if not _PATTERNS:
-            # one alternation of every group pattern (named alternatives, in ROLE_STATS order: the first match
-            # wins as before): one fullmatch per new group name instead of one per pattern (~1000 group names
-            # per launch: sm{i}, sm{i}.sp{i}.stalls, l2 slices...)
-            alts = []
-            for groups in ROLE_STATS.values():
-                for pat, st in groups.items():
-                    alts.append((f"g{len(alts)}", re.escape(pat).replace(r"\{i\}", r"\d+"), st))
-            _PATTERNS.append(re.compile("|".join(f"(?P<{n}>{rx})" for n, rx, _ in alts)))
-            _PATTERNS.append({n: st for n, _, st in alts})
-        m = _PATTERNS[0].fullmatch(group)
-        stats = _PATTERNS[1][m.lastgroup] if m is not None else None
+        rx, tables = _group_matcher()
+        m = rx.fullmatch(group)
+        stats = tables[m.lastgroup] if m is not None else None
         _GROUP_STATS[group] = stats
     if stats is None:
         return None

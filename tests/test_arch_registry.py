@@ -120,11 +120,27 @@ def test_registering_with_spec_adds_the_variant(tmp_path):
         S._rebuild_all()
 
 
-def test_a_model_missing_part_of_its_interface_is_an_error():
-    """A registered tensor-core kind without ``mma_sync`` is refused when the machine is built (no stand-in)."""
+def _assert_build_refuses(override: str, role: str, kind: str, members, family: str | None = None) -> None:
+    """Building h200 with ``override`` (which selects the registered ``(role, kind)``) is a SpecError naming role,
+    kind and each of ``members``; the kind is unregistered afterwards (and its spec variant, given ``family``)."""
     from warpgraph.core.engine import ClockDomain, Engine
     from warpgraph.runner.machine import build_machine
 
+    try:
+        spec = load_arch("h200", [override])
+        with pytest.raises(SpecError) as ei:
+            build_machine(spec, Engine(ClockDomain("sm", 1755.0)))
+        msg = ei.value.format()
+        assert role in msg and kind in msg and all(m in msg for m in members)
+    finally:
+        registry._REGISTRY.pop((role, kind), None)
+        if family is not None:
+            S.VARIANT_FAMILIES[family][3].pop(kind)
+            S._rebuild_all()
+
+
+def test_a_model_missing_part_of_its_interface_is_an_error():
+    """A registered tensor-core kind without ``mma_sync`` is refused when the machine is built (no stand-in)."""
     class NoMmaTensorCore(S.WgmmaTensorCore):
         kind: Literal["test_nomma"] = "test_nomma"
 
@@ -139,16 +155,8 @@ def test_a_model_missing_part_of_its_interface_is_an_error():
         def stats(self):
             return {}
 
-    try:
-        spec = load_arch("h200", ["tensor_core.kind=test_nomma"])
-        with pytest.raises(SpecError) as ei:
-            build_machine(spec, Engine(ClockDomain("sm", 1755.0)))
-        msg = ei.value.format()
-        assert "tensor_core" in msg and "test_nomma" in msg and "mma_sync" in msg and "wgmma" in msg
-    finally:
-        registry._REGISTRY.pop(("tensor_core", "test_nomma"), None)
-        S.VARIANT_FAMILIES["tensor_core"][3].pop("test_nomma")
-        S._rebuild_all()
+    _assert_build_refuses("tensor_core.kind=test_nomma", "tensor_core", "test_nomma", ("mma_sync", "wgmma"),
+                          family="tensor_core")
 
 
 def test_a_memory_model_missing_a_member_read_by_tma_or_ghost_fills_is_an_error():
@@ -160,8 +168,6 @@ def test_a_memory_model_missing_a_member_read_by_tma_or_ghost_fills_is_an_error(
 
     from warpgraph.components.interfaces import check_interface, interface_members
     from warpgraph.components.memory import MemorySystem
-    from warpgraph.core.engine import ClockDomain, Engine
-    from warpgraph.runner.machine import build_machine
 
     new = {"l2_rt", "dram_rt", "tma_l2_lat", "share_lookups", "merge_fills", "lookup_cap",
            "n_sm", "gpc_of", "fills", "merged_bytes", "on_share", "write_back_ratio", "l2_read_bytes",
@@ -178,15 +184,8 @@ def test_a_memory_model_missing_a_member_read_by_tma_or_ghost_fills_is_an_error(
             super().__init__(*a, **kw)
             del self.share_lookups, self.lookup_cap, self.gpc_of, self.merged_bytes
 
-    try:
-        spec = load_arch("h200", ["components={memory: test_nolookups}"])
-        with pytest.raises(SpecError) as ei:
-            build_machine(spec, Engine(ClockDomain("sm", 1755.0)))
-        msg = ei.value.format()
-        assert "memory" in msg and "test_nolookups" in msg
-        assert all(m in msg for m in ("share_lookups", "lookup_cap", "gpc_of", "merged_bytes"))
-    finally:
-        registry._REGISTRY.pop(("memory", "test_nolookups"), None)
+    _assert_build_refuses("components={memory: test_nolookups}", "memory", "test_nolookups",
+                          ("share_lookups", "lookup_cap", "gpc_of", "merged_bytes"))
 
     class OnlyAccesses:   # the methods the SM core calls, none of those of the fill table / servers
         def global_access(self, *a): ...
@@ -218,7 +217,6 @@ def test_a_tma_model_missing_a_member_read_by_the_core_ghost_fills_or_partitione
     from warpgraph.components.memory import MemorySystem
     from warpgraph.components.tma import TmaUnit
     from warpgraph.core.engine import ClockDomain, Engine
-    from warpgraph.runner.machine import build_machine
 
     data = {"lat", "gen_free", "active", "last_done", "merge", "oob_l2", "fills", "on_share"}
     methods = {"issue", "bulk_commit", "bulk_group_done", "stream_end", "note_fill", "stats"}
@@ -233,17 +231,8 @@ def test_a_tma_model_missing_a_member_read_by_the_core_ghost_fills_or_partitione
             super().__init__(*a, **kw)
             del self.fills, self.gen_free, self.on_share, self.last_done
 
-    try:
-        spec = load_arch("h200", ["tma.kind=test_nofills"])
-        with pytest.raises(SpecError) as ei:
-            build_machine(spec, Engine(ClockDomain("sm", 1755.0)))
-        msg = ei.value.format()
-        assert "tma" in msg and "test_nofills" in msg
-        assert all(m in msg for m in ("fills", "gen_free", "on_share", "last_done"))
-    finally:
-        registry._REGISTRY.pop(("tma", "test_nofills"), None)
-        S.VARIANT_FAMILIES["tma"][3].pop("test_nofills")
-        S._rebuild_all()
+    _assert_build_refuses("tma.kind=test_nofills", "tma", "test_nofills",
+                          ("fills", "gen_free", "on_share", "last_done"), family="tma")
 
     class OnlyIssue:   # what the SM core's TMA loads and bulk waits call, none of the lookup / bulk-group members
         def issue(self, *a): ...
