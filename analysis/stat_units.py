@@ -157,6 +157,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "dram_read_bytes": ("bytes", "bytes read from DRAM"),
     "dram_write_bytes": ("bytes", "bytes written to DRAM"),
     "l2_bytes": ("bytes", "bytes between SMs and L2"),
+    "l2_fabric_bytes": ("bytes", "bytes one L2 partition looks up on behalf of the other (ncu srcunit_ltcfabric)"),
+    "l2_tag_bytes": ("bytes", "l2_bytes + l2_fabric_bytes: what ncu's lts__t_bytes counts"),
     "achieved_occupancy_pct": ("%", "average resident warps / maximum warps"),
     "stall_ratios_per_issue": ("group", "warp-cycles per issued instruction, by stall reason"),
     "tensor_utilization_pct": ("%", "tensor-core busy share of the peak"),

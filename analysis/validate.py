@@ -32,6 +32,8 @@ ROW_COLUMNS = (
     "sim_warp_instructions", "hw_sass_warp_instructions", "sass_ratio",
     "sim_dram_bytes", "hw_dram_bytes", "dram_ratio",
     "sim_l2_bytes", "hw_l2_bytes", "l2_ratio",
+    "sim_l2_tex_bytes", "hw_l2_tex_bytes", "l2_tex_ratio",
+    "sim_l2_fabric_bytes", "hw_l2_fabric_bytes", "l2_fabric_ratio",
     "sim_occupancy_pct", "hw_occupancy_pct",
     "sim_top_stalls", "hw_top_stalls",
     "bound_cycles", "bound_by", "hw_over_bound", "sim_over_bound",
@@ -226,6 +228,8 @@ def validate_one(record_dir: str | Path, arch: str = "h200", *, mode: str = "tim
         r, w = _num(meas.get("dram_read_bytes")), _num(meas.get("dram_write_bytes"))
         row["hw_dram_bytes"] = (r or 0.0) + (w or 0.0) if (r is not None or w is not None) else None
         row["hw_l2_bytes"] = _num(meas.get("l2_bytes"))
+        row["hw_l2_tex_bytes"] = _num(meas.get("l2_tex_bytes"))
+        row["hw_l2_fabric_bytes"] = _num(meas.get("l2_fabric_bytes"))
         row["hw_occupancy_pct"] = _num(meas.get("achieved_occupancy_pct"))
 
     if simulate_fn is None:
@@ -252,7 +256,12 @@ def validate_one(record_dir: str | Path, arch: str = "h200", *, mode: str = "tim
         row["sim_warp_instructions"] = _num(metrics.get("warp_instructions"))
         r, w = _num(metrics.get("dram_read_bytes")), _num(metrics.get("dram_write_bytes"))
         row["sim_dram_bytes"] = (r or 0.0) + (w or 0.0) if (r is not None or w is not None) else None
-        row["sim_l2_bytes"] = _num(metrics.get("l2_bytes"))
+        # lts__t_bytes counts the SMs' requests (srcunit_tex) and the other partition's (srcunit_ltcfabric): the
+        # simulated l2_bytes are the first, l2_tag_bytes both (runner/timing.py fabric_metrics)
+        row["sim_l2_tex_bytes"] = _num(metrics.get("l2_bytes"))
+        row["sim_l2_fabric_bytes"] = _num(metrics.get("l2_fabric_bytes"))
+        tag = _num(metrics.get("l2_tag_bytes"))
+        row["sim_l2_bytes"] = tag if tag is not None else row["sim_l2_tex_bytes"]
         row["sim_occupancy_pct"] = _num(metrics.get("achieved_occupancy_pct"))
         hw_c = row["hw_cycles"]
         if hw_c:
@@ -260,6 +269,8 @@ def validate_one(record_dir: str | Path, arch: str = "h200", *, mode: str = "tim
         row["sass_ratio"] = _ratio(row["sim_warp_instructions"], row["hw_sass_warp_instructions"])
         row["dram_ratio"] = _ratio(row["sim_dram_bytes"], row["hw_dram_bytes"])
         row["l2_ratio"] = _ratio(row["sim_l2_bytes"], row["hw_l2_bytes"])
+        row["l2_tex_ratio"] = _ratio(row["sim_l2_tex_bytes"], row["hw_l2_tex_bytes"])
+        row["l2_fabric_ratio"] = _ratio(row["sim_l2_fabric_bytes"], row["hw_l2_fabric_bytes"])
         s_sim = metrics.get("stall_ratios_per_issue")
         s_hw = (meas or {}).get("stall_ratios_per_issue")
         row["sim_top_stalls"] = _stall_text(s_sim, s_hw, "hw") or None
@@ -411,6 +422,14 @@ def dram_checks(rows: Sequence[dict], tol_pct: float = 10.0) -> list[dict]:
     return out
 
 
+def _count_within(ratios, tol: float) -> str | None:
+    """``"k/n"``: how many of the known ratios lie within ``tol`` of 1."""
+    known = [x for x in ratios if x is not None]
+    if not known:
+        return None
+    return f"{sum(1 for x in known if abs(x - 1.0) <= tol)}/{len(known)}"
+
+
 def _mean(xs):
     xs = [x for x in xs if x is not None]
     return sum(xs) / len(xs) if xs else None
@@ -460,6 +479,9 @@ def summarize(rows: Sequence[dict], *, arch: str | None = None, mode: str | None
         "mean_sass_ratio": _mean([r.get("sass_ratio") for r in ok]),
         "mean_dram_ratio": _mean([r.get("dram_ratio") for r in ok]),
         "mean_l2_ratio": _mean([r.get("l2_ratio") for r in ok]),
+        "mean_l2_tex_ratio": _mean([r.get("l2_tex_ratio") for r in ok]),
+        "mean_l2_fabric_ratio": _mean([r.get("l2_fabric_ratio") for r in ok]),
+        "l2_within_15pct": _count_within([r.get("l2_ratio") for r in ok], 0.15),
         "mean_abs_occupancy_diff_pct": _mean([abs(r["sim_occupancy_pct"] - r["hw_occupancy_pct"]) for r in ok
                                               if r.get("sim_occupancy_pct") is not None
                                               and r.get("hw_occupancy_pct") is not None]),

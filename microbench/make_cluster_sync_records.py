@@ -25,7 +25,8 @@ def records():
                      ("arrive_rel_cl_local", "peer_stream")]:
         o, c = OPS.index(op), CONDS.index(cond)
         R.append(dict(name=f"csync_fence_{op}_{cond}", entry=f"_Z7k_fenceILi{o}ELi{c}EEvPKcPjPyj", block=64,
-                      buffers={"src": {"dtype": "uint8", "shape": [512 * 16384], "init": "zeros"},
+                      buffers={"src": {"dtype": "uint8", "shape": [512 * 16384], "init": "zeros",
+                                              "l2_resident": True},   # the host's cudaMemset
                                "gsink": {"dtype": "uint32", "shape": [64 * 2], "init": "zeros"},
                                "out": {"dtype": "uint64", "shape": [8], "init": "poison"}},
                       params=[{"ptr": "src"}, {"ptr": "gsink"}, {"ptr": "out"}, {"u32": ITERS}],

@@ -476,7 +476,7 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     """Replay ``trace`` on ``spec`` as the GPC views of the module docstring, in ``jobs`` processes."""
     from warpgraph.components.cta_scheduler import CtaScheduler
     from warpgraph.runner.machine import build_machine
-    from warpgraph.runner.timing import (BundleBuilder, _component_stats, _outcome, build_units, core_config, lower,
+    from warpgraph.runner.timing import (BundleBuilder, _component_stats, _outcome, fabric_metrics, build_units, core_config, lower,
                                          place_clusters, sm_occupancy)
 
     t_wall = time.perf_counter()
@@ -661,6 +661,7 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     out = _outcome(core0, eng0, cfg, occ, tables, units0, unit_names, wall, spec)
     _component_stats(out.stats, core0, machine0, trace)
     m = out.metrics
+    fabric_metrics(m, trace)
     m["bundles"] = nb
     m["bundled"] = groups.bundle
     m["warps_per_bundle"] = round(nw / nb, 3) if nb else 0.0

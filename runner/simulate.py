@@ -101,26 +101,28 @@ def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
     return ([f"{k}={v}" for k, v in arch.items()] or None), timing, sass
 
 
-def _l1_bytes_per_cta(record, program, spec, registers=None, shared_bytes=None) -> int:
-    """Per-CTA L1 capacity for the functional pass: the same occupancy (registers, shared memory, warps; the
-    ``timing.registers`` / ``timing.shared_bytes`` knobs included) the timing replay uses, and the driver's
-    shared-memory carveout (runner/timing.l1_bytes_per_cta)."""
+def _l1_bytes_per_cta(record, program, spec, registers=None, shared_bytes=None, per_sm: bool = False) -> int:
+    """Per-CTA (``per_sm``: per-SM) L1 capacity for the functional pass: the same occupancy (registers, shared
+    memory, warps; the ``timing.registers`` / ``timing.shared_bytes`` knobs included) the timing replay uses, and
+    the driver's shared-memory carveout (runner/timing.l1_bytes_per_cta / l1_bytes_per_sm)."""
     import math
 
-    from warpgraph.runner.timing import l1_bytes_per_cta, sm_occupancy
+    from warpgraph.runner.timing import l1_bytes_per_cta, l1_bytes_per_sm, sm_occupancy
 
     occ = sm_occupancy(spec, program, record, threads_per_cta=int(math.prod(record.block)), registers=registers,
                        shared_bytes=shared_bytes)
-    return l1_bytes_per_cta(spec, occ)
+    return (l1_bytes_per_sm if per_sm else l1_bytes_per_cta)(spec, occ)
 
 
 def _address_map(spec) -> dict:
     """The functional pass's per-slice / per-channel byte counts (workloads/functional/addrmap.py): the spec's
-    slices, enabled channels and address-hash parameters (statistics only; the timing is partition-based)."""
+    slices, enabled channels and address-hash parameters, and the SMs and L2 partitions for the L2 fabric bytes
+    (statistics only; the timing is partition-based)."""
     l2, hbm = spec.l2, spec.hbm
     return {"slices": int(l2.slices), "channels": int(hbm.channels_enabled or hbm.channels),
             "slice_shift_bits": int(l2.slice_hash_shift_bits), "channel_shift_bits": int(hbm.channel_hash_shift_bits),
-            "interleave_bytes": int(hbm.channel_interleave_bytes)}
+            "interleave_bytes": int(hbm.channel_interleave_bytes),
+            "n_sm": int(spec.sm.count), "partitions": int(l2.partitions)}
 
 
 def _run_functional(record, program, **kw):
@@ -311,7 +313,11 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     phase("functional pass")
     t_f = time.perf_counter()
     l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
-    l1cap = _l1_bytes_per_cta(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"))
+    # one L1 per SM, shared by the CTAs that run there (CTA c on SM c % sm.count, as the first wave places them):
+    # H200 ncu, microbench/results/h200_l2_counters_2026-12-04: rmsnorm's 8 KiB weight row, re-read by each of
+    # 4,096 CTAs, reaches L2 once per SM (tex reads 33.8 MB = x alone)
+    l1cap = _l1_bytes_per_cta(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"), per_sm=True)
+    l1sms = int(spec.sm.count)
     amap = _address_map(spec)
     lazy_info = None
     if lazy and mode == "timing":
@@ -326,13 +332,13 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         from warpgraph.workloads.functional.run import FunctionalResult
 
         lt = lazy_trace(record, program, compute_values=False, max_steps=max_steps,
-                        max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap,
+                        max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, l1_sms=l1sms,
                         address_map=amap)
         fres = FunctionalResult(None, lt, 0, ctas_executed=lt.n_ctas)
         trace_cache_state = "off"
     elif subset is not None:
         fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
-                               max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap,
+                               max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, l1_sms=l1sms,
                                ctas=subset, address_map=amap)
         trace_cache_state = "off"
     else:
@@ -340,12 +346,12 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
             record, program, trace_cache,
             {"mode": mode, "sample": _sample_key(sample, seed) if mode == "sampled" else None, "waves": waves},
             want_trace=True, compute_values=compute, max_steps=max_steps, max_wall_seconds=max_wall_seconds,
-            l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, address_map=amap)
+            l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, l1_sms=l1sms, address_map=amap)
     if smp is not None and subset is not None:   # the unsampled CTAs' share of the DRAM first touches (runner/sampling.py)
         # (on the same device memory: the block's addresses and control flow are what it measures)
         smp.calibrate_first_touches(fres.trace, lambda ctas: _run_functional(
             record, program, want_trace=True, compute_values=False, max_steps=max_steps,
-            max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, ctas=ctas,
+            max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, l1_sms=l1sms, ctas=ctas,
             memory=fres.memory).trace)
     functional_s = time.perf_counter() - t_f
     trace = fres.trace
@@ -401,7 +407,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
             placed = dict(getattr(out.core, "placed", {}) or {})
             fres2 = _run_functional(record, program, want_trace=True, compute_values=True, clock_oracle=oracle,
                                     max_steps=max_steps, max_wall_seconds=max_wall_seconds, sm_of_cta=(lambda c, _p=placed: _p.get(c, 0)),
-                                    l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, address_map=amap)
+                                    l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, l1_sms=l1sms, address_map=amap)
             n2 = int(getattr(fres2, "dynamic_warp_instructions", 0) or 0)
             if n2 == n_prev or fres2.trace is None:
                 break

@@ -702,6 +702,11 @@ def l1_bytes_per_cta(spec, occ) -> int:
     return max(0, free // max(1, int(occ.ctas_per_sm)))
 
 
+def l1_bytes_per_sm(spec, occ) -> int:
+    """L1 data capacity of one SM, which its resident CTAs share: :func:`l1_bytes_per_cta` times them."""
+    return l1_bytes_per_cta(spec, occ) * max(1, int(occ.ctas_per_sm))
+
+
 def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, units: str = "auto",
                policy: str | None = None, n_sms: int | None = None, shared_bytes: int | None = None,
                registers: int | None = None, sass_overrides: dict | None = None, bundle: bool = True,
@@ -780,6 +785,7 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
     out = _outcome(core, eng, cfg, occ, tables, (mem, smem, tma, mbar, tc), unit_names, wall, spec)
     _component_stats(out.stats, core, machine, trace)
     m = out.metrics
+    fabric_metrics(m, trace)
     m["bundles"] = groups.bundles
     m["bundled"] = groups.bundle
     m["warps_per_bundle"] = round(groups.warps / groups.bundles, 3) if groups.bundles else 0.0
@@ -865,6 +871,20 @@ def _address_stats(st: Stats, trace) -> None:
         g = st.group(f"hbm.c{i}")
         g.set("read_bytes", r)
         g.set("write_bytes", w)
+
+
+def fabric_metrics(metrics: dict, trace) -> None:
+    """``l2_fabric_bytes``: what the L2 partitions look up on each other's behalf (the functional pass's count,
+    workloads/functional/addrmap.py), and ``l2_tag_bytes`` = ``l2_bytes`` + that: what Nsight Compute's
+    ``lts__t_bytes`` counts (SM requests, ``srcunit_tex``, plus ``srcunit_ltcfabric``; H200
+    microbench/results/h200_l2_counters_2026-12-04: the two make 97-100 % of it on 55 launches). Absent when the
+    trace has no fabric count."""
+    ac = getattr(trace, "address_counts", None) or {}
+    if "l2_fabric_read_bytes" not in ac:
+        return
+    fb = int(ac["l2_fabric_read_bytes"]) + int(ac["l2_fabric_write_bytes"])
+    metrics["l2_fabric_bytes"] = fb
+    metrics["l2_tag_bytes"] = int(metrics["l2_bytes"]) + fb
 
 
 def _component_stats(st: Stats, core, machine, trace=None) -> None:

@@ -104,10 +104,10 @@ _PTX = """
 """
 
 
-def _record(tmp_path, stride_words):
+def _record(tmp_path, stride_words, grid=1):
     (tmp_path / "kernel.ptx").write_text(_PTX)
     (tmp_path / "launch.json").write_text(json.dumps({
-        "format": "launch-record/1", "name": "stride", "entry": "k", "grid": [1], "block": [256],
+        "format": "launch-record/1", "name": "stride", "entry": "k", "grid": [grid], "block": [256],
         "buffers": {"x": {"dtype": "int32", "shape": [256 * 64], "init": "zeros"},
                     "out": {"dtype": "int32", "shape": [256], "init": "zeros"}},
         "params": [{"ptr": "x"}, {"ptr": "out"}, {"u32": stride_words}]}))
@@ -175,3 +175,12 @@ def test_the_lazy_trace_counts_the_same_bytes(tmp_path):
     for pat in (r"l2\.s\d+", r"hbm\.c\d+"):
         for stat in ("read_bytes", "write_bytes"):
             assert np.array_equal(_rows(eager, pat, stat), _rows(lazy, pat, stat))
+
+
+def test_ctas_on_one_sm_share_its_l1(tmp_path):
+    """Every CTA reads the same 256 lines (x[tid * 32]). The functional L1 is one per SM (CTA c on SM c % 132):
+    of 264 CTAs, the second one on each SM hits what the first fetched, so L2 sees 132 CTAs' reads (H200 ncu:
+    rmsnorm's weight row, re-read by 4,096 CTAs, reaches L2 once per SM)."""
+    res = simulate(_record(tmp_path, 32, grid=264), "h200", trace_cache=False)
+    reads = _rows(res, r"l2\.s\d+", "read_bytes").sum()
+    assert reads == 132 * 256 * 32

@@ -22,10 +22,11 @@ RES = json.loads((ROOT / "microbench" / "results" / "h200_cluster_sync_2026-12-0
 
 
 _PHASE_LOCK = pytest.mark.xfail(strict=True, reason=(
-    "the replay's 8 MiB copy source is cold (first-touch DRAM fills; the host's cudaMemset leaves it L2-resident "
-    "on the H200) and the two CTAs' copy rings walk overlapping chunks, so which CTA fills a chunk from DRAM decides "
-    "CTA 0's drain: 852 cycles before the TMA far-fill penalty, 676 after (CTA 1: 1249), 691 with the suspended "
-    "try_wait, H200 883-897 (issue 19)"))
+    "warp 1 keeps four 16 KiB bulk copies in flight while warp 0 times arrive.release.cluster: H200 883-897 "
+    "cycles, replayed 646 with the source L2-resident as the host's cudaMemset leaves it (``l2_resident``; 691 "
+    "when the replay filled it from DRAM): the model's fence waits for the SM's outstanding copies plus a constant "
+    "membar_drain_cycles, which microbench/results/h200_membar_load_2026-12-04 shows to grow with the load "
+    "(~250 cycles after the copy on an idle GPU, ~430 with all SMs fencing; issue 19)"))
 _LOCAL_PING = pytest.mark.xfail(strict=True, reason=(
     "warp 0 <-> warp 1 of one CTA, local mbarrier.arrive then try_wait, thread 0 / thread 32 alone: H200 240 or 390 "
     "cycles per round trip (bimodal over launches: 390.2 / 240.7 / 390.2), replayed 89.5 (arrive + a 40-cycle "

@@ -131,6 +131,18 @@ class Buffer(_Strict):
     dtype: str
     shape: list[int]
     init: Init = "zeros"
+    #: the host wrote the buffer just before the launch (a cudaMemset, a copy or a previous kernel), so its sectors
+    #: start resident (clean) in the L2 instead of missing to DRAM on first touch (functional/run.py); an LRU
+    #: L2 of finite capacity keeps the last-written part of buffers larger than it
+    l2_resident: bool = False
+
+    @model_serializer(mode="wrap")
+    def _omit_default_residency(self, handler):
+        """Records without the flag serialise as before (capture, scale and the trace-cache key)."""
+        d = handler(self)
+        if isinstance(d, dict) and not self.l2_resident:
+            d.pop("l2_resident", None)
+        return d
 
     @field_validator("shape", mode="before")
     @classmethod

@@ -46,7 +46,8 @@ def main() -> None:
     t = time.perf_counter()
     l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
     fres = _run_functional(rec, prog, want_trace=True, compute_values=False, max_steps=0, max_wall_seconds=0,
-                           l2_capacity_bytes=l2cap, l1_capacity_bytes=_l1_bytes_per_cta(rec, prog, spec))
+                           l2_capacity_bytes=l2cap, l1_capacity_bytes=_l1_bytes_per_cta(rec, prog, spec, per_sm=True),
+                           l1_sms=int(spec.sm.count))
     res["functional_s"] = time.perf_counter() - t
     res["dynamic_warp_instructions"] = int(fres.dynamic_warp_instructions)
     print("functional", res["functional_s"], flush=True)

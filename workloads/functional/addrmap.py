@@ -34,6 +34,16 @@ What is counted (32-B sectors, 32 bytes each, as ``lts__t_bytes`` counts them):
   (first touches and capacity re-misses).
 * DRAM write bytes per channel: the dirty sectors that model writes back (evicted while dirty), i.e. the
   launch's ``dram_write_bytes``; with unbounded capacity, every written sector.
+* L2 fabric bytes (``n_sm`` and ``partitions`` given): what the other L2 partition looks up on behalf of the
+  SM's own (``lts__t_sectors_srcunit_ltcfabric``; ``lts__t_bytes`` counts them on top of the SMs' requests,
+  ``srcunit_tex``). The home partition of a line is ``slice * partitions // slices``; a CTA's partition is its
+  first-wave SM's, ``(cta % n_sm) * partitions // n_sm`` (the timing pass's ``near_part``; later waves land on
+  other SMs, which only the timing knows). A read of a sector homed in the other partition crosses the fabric
+  the first time the reading partition asks for it, and again after it missed to DRAM (the partition keeps a
+  copy of what it fetched: H200 ncu, microbench/results/h200_l2_counters_2026-12-04: GEMMs that re-read every
+  line from both partitions move ~their footprint over the fabric, 0.04-0.2 of the SMs' bytes; streaming
+  kernels half their reads). Writes to the other partition's lines always cross it: (partitions - 1) /
+  partitions of the written sectors (0.50 of every launch's SM writes there, 55 of 55).
 
 Sums: over slices, the functional L2 bytes; over channels, the trace's ``dram_first_touch_bytes`` and
 ``dram_write_bytes``. The timing pass's ``l2.read_bytes`` is the functional read bytes less what lookup
@@ -77,7 +87,8 @@ class AddressCounts:
     memory offset 0; sectors passed in are offsets // 32."""
 
     def __init__(self, mem_bytes: int, base: int, *, slices: int, channels: int, slice_shift_bits: int = 7,
-                 channel_shift_bits: int = 7, interleave_bytes: int = 512):
+                 channel_shift_bits: int = 7, interleave_bytes: int = 512, n_sm: int | None = None,
+                 partitions: int | None = None):
         if interleave_bytes < (1 << LINE_SHIFT) or interleave_bytes & (interleave_bytes - 1):
             raise ValueError(f"interleave_bytes={interleave_bytes}: a power of 2 of at least 128")
         self.slices, self.channels = int(slices), int(channels)
@@ -90,17 +101,52 @@ class AddressCounts:
         self.dram_read = np.zeros(self.channels, np.int64)
         self.params = {"slices": self.slices, "channels": self.channels, "slice_shift_bits": int(slice_shift_bits),
                        "channel_shift_bits": int(channel_shift_bits), "interleave_bytes": int(interleave_bytes)}
+        # the L2 fabric between partitions (module docstring): per partition, the sectors it holds a copy of
+        self.parts = int(partitions) if (partitions and n_sm and int(partitions) > 1) else 0
+        self.fabric_read = 0
+        self.fabric_write = 0.0
+        if self.parts:
+            self.n_sm = int(n_sm)
+            self.home = (self.slice_of * self.parts // self.slices).astype(np.int8)
+            self.held = np.zeros((self.parts, n_lines * 4), dtype=bool)
+            self.params.update(n_sm=self.n_sm, partitions=self.parts)
 
-    def l2(self, sectors, write: bool) -> None:
-        """Sectors (offsets // 32; repeats count again) requested from L2."""
+    def part_of_ctas(self, ctas) -> np.ndarray:
+        """The L2 partition of each CTA's first-wave SM (the timing pass's ``near_part``)."""
+        return (np.asarray(ctas, dtype=np.int64) % self.n_sm) * self.parts // self.n_sm
+
+    def l2(self, sectors, write: bool, ctas=None) -> None:
+        """Sectors (offsets // 32; repeats count again) requested from L2; ``ctas``: the requesting CTA of each
+        sector, or one CTA for all (needed for reads when the fabric is counted)."""
         if len(sectors):
+            sectors = np.asarray(sectors)
             acc = self.l2_write if write else self.l2_read
-            acc += np.bincount(self.slice_of[np.asarray(sectors) >> 2], minlength=self.slices)
+            acc += np.bincount(self.slice_of[sectors >> 2], minlength=self.slices)
+            if not self.parts:
+                return
+            if write:
+                self.fabric_write += len(sectors) * (self.parts - 1) / self.parts
+                return
+            if ctas is None:
+                raise ValueError("AddressCounts.l2: a read needs its CTAs to count the L2 fabric")
+            part = self.part_of_ctas(np.broadcast_to(ctas, sectors.shape))
+            far = self.home[sectors >> 2] != part
+            if far.any():
+                s, p = sectors[far], part[far]
+                new = ~self.held[p, s]
+                if new.any():
+                    self.held[p[new], s[new]] = True
+                    self.fabric_read += int(np.unique(p[new] * self.held.shape[1] + s[new]).size)
 
     def dram(self, sectors) -> None:
-        """Sectors read from DRAM (the functional L2 model's misses)."""
+        """Sectors read from DRAM (the functional L2 model's misses). A partition's copy of a sector that missed
+        is gone: its next read from the other partition crosses the fabric again (call before :meth:`l2` for
+        the same access)."""
         if len(sectors):
-            self.dram_read += np.bincount(self.chan_of[np.asarray(sectors) >> 2], minlength=self.channels)
+            sectors = np.asarray(sectors)
+            self.dram_read += np.bincount(self.chan_of[sectors >> 2], minlength=self.channels)
+            if self.parts:
+                self.held[:, sectors] = False
 
     def result(self, l2res) -> dict:
         """Bytes per slice / channel of the launch (plain lists; JSON-able for the trace cache), the write-backs
@@ -111,4 +157,6 @@ class AddressCounts:
         return {**self.params, "sector_bytes": SECTOR,
                 "l2_read_bytes": (self.l2_read * SECTOR).tolist(), "l2_write_bytes": (self.l2_write * SECTOR).tolist(),
                 "dram_read_bytes": (self.dram_read * SECTOR).tolist(),
-                "dram_write_bytes": (dram_write.astype(np.int64) * SECTOR).tolist()}
+                "dram_write_bytes": (dram_write.astype(np.int64) * SECTOR).tolist(),
+                **({"l2_fabric_read_bytes": int(self.fabric_read) * SECTOR,
+                    "l2_fabric_write_bytes": int(round(self.fabric_write * SECTOR))} if self.parts else {})}

@@ -4,10 +4,12 @@ Without it, a kernel whose loads are not vectorised (e.g. Triton with N = 3000, 
 ``ld.global.b16`` per thread, each warp touching 32 different 128-B lines) would send 16x its useful bytes to L2,
 where the hardware's L1 catches the re-reads of neighbouring elements (measured ``lts__t_bytes`` of
 gemm_ptr_M512_N3000_K1536 equals its useful bytes). Model: LRU by insertion distance over 32-B sectors (Hopper's
-L1 fills sectors, not whole 128-B lines: a line's other sectors miss to L2 on their first use), one cache
-per CTA of ``capacity_bytes`` = (L1 array - the SM's shared-memory carveout) / resident CTAs per SM. Each CTA has
-its own copy of a line (CTAs on other SMs have their own L1s; sharing between CTAs of one SM is ignored), so a
-line several CTAs read is a miss once per CTA. ``.cg``/``.cv``/volatile loads, stores, atomics and cp.async bypass it.
+L1 fills sectors, not whole 128-B lines: a line's other sectors miss to L2 on their first use), one cache per
+SM of ``capacity_bytes`` = the L1 array - the SM's shared-memory carveout, which the CTAs that run on the SM share
+(the functional pass keys the cache by ``cta % n_sm``, the first wave's placement: runner/simulate.py; H200 ncu
+shows a weight row every CTA re-reads reaching L2 once per SM, microbench/results/h200_l2_counters_2026-12-04),
+or, keyed by the CTA, one per CTA of a resident CTA's share. ``.cg``/``.cv``/volatile loads, stores, atomics and
+cp.async bypass it.
 
 Storage: sorted ``(cta << 40) | sector`` keys with their insertion stamps (a vectorised hash map); entries older
 than the capacity are dropped when the table has grown past twice its live size.

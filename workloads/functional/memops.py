@@ -106,8 +106,6 @@ def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write=False, warm=Fals
     if touched is not None:
         sec = rows[d]
         am = b.ex.addr
-        if am is not None:
-            am.l2(sec, write)
         wd = np.repeat(warps, d.sum(axis=1))
         new = ~touched[sec]
         if warm and not write:
@@ -122,6 +120,8 @@ def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write=False, warm=Fals
             if am is not None and not write:
                 am.dram(sn[win])
             touched[sn] = True
+        if am is not None:
+            am.l2(sec, write, b.ctas[wd // b.wpc])
         if write:
             b.ex.written[sec] = True
         else:
@@ -134,11 +134,13 @@ def _gmem_payload_fullwarps(b, idx, addrs, width, nbytes, write=False, warm=Fals
 
 
 def _l1_filter(b, l1m, ks, kw, pay, W):
-    """Drop the (warp, sector) pairs that hit the CTA's L1 (sector-granular fills: a 128-B line's tag holds
-    4 sector valid bits and a miss fetches only the requested sectors); record in pay[:, 3] >> 32 the warp's
-    lines whose sectors all hit. A sector two warps of one CTA request in the same instruction misses once
-    (the lowest warp), the other hits."""
+    """Drop the (warp, sector) pairs that hit the CTA's L1 (its SM's with ``l1_sms``; sector-granular fills: a
+    128-B line's tag holds 4 sector valid bits and a miss fetches only the requested sectors); record in
+    pay[:, 3] >> 32 the warp's lines whose sectors all hit. A sector two warps of one cache request in the same
+    instruction misses once (the lowest warp), the other hits."""
     cta = b.ctas[kw // b.wpc].astype(np.int64)
+    if b.ex.l1_sms:
+        cta = cta % b.ex.l1_sms          # the CTA's first-wave SM: its L1 serves the SM's other CTAs too
     ck, first, cinv = np.unique((cta << 40) | ks, return_index=True, return_inverse=True)
     hit_c = l1m.access(ck >> 40, ck & ((1 << 40) - 1))
     firstmask = np.zeros(len(ks), dtype=bool)
@@ -226,8 +228,6 @@ def _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1, warm=False):
     touched = b.ex.touched
     if touched is not None:
         am = b.ex.addr
-        if am is not None:
-            am.l2(ks, write)
         us, first = np.unique(ks, return_index=True)
         new = ~touched[us]
         miss = us[new] >> 2
@@ -236,6 +236,8 @@ def _gmem_payload_core(b, idx, addrs, width, nbytes, write, l1, warm=False):
             if am is not None and not write:
                 am.dram(us[new])
             touched[us[new]] = True
+        if am is not None:
+            am.l2(ks, write, b.ctas[kw // b.wpc])
         if write:
             b.ex.written[us] = True
         else:
@@ -1553,8 +1555,6 @@ def _d_tma(b, inst):
                 if touched is not None and len(sectors):
                     so = sectors - (GLOBAL_BASE >> 5)
                     am = b.ex.addr
-                    if am is not None:
-                        am.l2(so, False)                    # every operation's sectors (one read per multicast)
                     new = ~touched[so]
                     sn, on = so[new], opi[new]
                     if len(sn):
@@ -1566,6 +1566,8 @@ def _d_tma(b, inst):
                             am.dram(sn[win])
                         touched[sn] = True
                         b.ex.dram_read_sectors += int(newb.sum()) // 32
+                    if am is not None:   # every operation's sectors (one read per multicast, by its issuer)
+                        am.l2(so, False, b.ctas[(i2[opi] >> 5) // b.wpc])
                 wi = i2 >> 5
                 np.add.at(pay[:, 0], wi, nb)
                 np.add.at(pay[:, 2], wi, newb)
@@ -1691,8 +1693,6 @@ def _d_bulk(b, inst):
                 if b.ex.touched is not None:
                     sl = slice(ga >> 5, (ga + nb + 31) >> 5)
                     am = b.ex.addr
-                    if am is not None:
-                        am.l2(np.arange(sl.start, sl.stop), store)
                     if not store:
                         miss = ~b.ex.touched[sl]
                         nnew = int(miss.sum())
@@ -1700,7 +1700,9 @@ def _d_bulk(b, inst):
                         b.ex.dram_read_sectors += nnew
                         if am is not None and nnew:
                             am.dram(np.arange(sl.start, sl.stop)[miss])
-                    else:
+                    if am is not None:
+                        am.l2(np.arange(sl.start, sl.stop), store, int(b.ctas[w // b.wpc]))
+                    if store:
                         b.ex.written[sl] = True
                     b.ex.touched[sl] = True
                 pay[w, 1] = -1

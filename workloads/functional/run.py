@@ -7,6 +7,7 @@ import numpy as np
 
 from ...core.errors import PTXError, RecordError, SimulationError, UserError
 from ..ptx.isa import Kind
+from ..memory import GLOBAL_BASE
 from ..ptx.model import Imm, Label
 from .cluster import ClusterBarrier, cluster_order, cluster_shape
 from .executor import Batch
@@ -43,7 +44,7 @@ class _Exec:
     def __init__(self, record, program, mem, *, want_trace, compute_values, clock_oracle, sm_of_cta, max_steps,
                  exact_fma=True, fast_tma=True, exact_tensor=False, l2_capacity_bytes=None,
                  l1_capacity_bytes=None, max_wall_seconds=None, max_trace_bytes=None, t_start=None,
-                 address_map=None):
+                 address_map=None, l1_sms=None):
         import time
 
         self.max_wall_seconds = max_wall_seconds
@@ -93,8 +94,17 @@ class _Exec:
         self.global_addr = {}
         # L2 residency (LRU, write-back) decides which sectors miss to DRAM and which dirty ones are written back
         self.touched = L2Residency(mem.size // 32 + 1, l2_capacity_bytes) if want_trace else None
+        if self.touched is not None:
+            for name, b in record.buffers.items():
+                if b.l2_resident and b.nbytes:
+                    # written by the host right before the launch: resident in the L2, so no DRAM first touch
+                    lo = (mem.addr_of(name) - GLOBAL_BASE) >> 5
+                    self.touched[np.arange(lo, lo + (b.nbytes + 31) // 32, dtype=np.int64)] = True
         n_ctas_total = int(np.prod(self.grid))
-        self.l1 = (L1PerCta(n_ctas_total, l1_capacity_bytes)
+        # the L1 of each CTA's first-wave SM (l1_sms: CTA c uses SM c % l1_sms's cache, shared with the SM's other
+        # CTAs), or one per CTA (l1_sms None)
+        self.l1_sms = int(l1_sms) if l1_sms else None
+        self.l1 = (L1PerCta(self.l1_sms or n_ctas_total, l1_capacity_bytes)
                    if want_trace and l1_capacity_bytes else None)
         self.stamp = np.zeros(mem.size // 32 + 1, dtype=np.int32) if want_trace else None
         # per 128-B line: 1 + the last CTA that read it from L2 (memops._warm_lines: its re-reads are near hits)
@@ -104,7 +114,6 @@ class _Exec:
         # bytes per L2 slice / HBM channel from the line addresses (statistics only: addrmap.py)
         self.addr = None
         if want_trace and address_map:
-            from ..memory import GLOBAL_BASE
             from .addrmap import AddressCounts
 
             self.addr = AddressCounts(mem.size, GLOBAL_BASE, **address_map)
@@ -135,7 +144,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                    max_steps=None, sm_of_cta=None, memory=None, seed=0, max_lanes=1 << 16,
                    exact_fma=True, fast_tma=True, exact_tensor=False,
                    l2_capacity_bytes=None, l1_capacity_bytes=None, max_wall_seconds=None,
-                   max_trace_bytes=None, ctas=None, address_map=None) -> FunctionalResult:
+                   max_trace_bytes=None, ctas=None, address_map=None, l1_sms=None) -> FunctionalResult:
     """Execute ``program`` (default ``record.program()``) for the whole grid of ``record``, or only the CTAs
     ``ctas`` (global indices, whole clusters; sampled mode: the others are neither executed nor traced, their
     outputs stay as initialised, and the L2 model sees only these CTAs' accesses, in launch order).
@@ -150,7 +159,9 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
     ``address_map`` (a dict of :class:`~warpgraph.workloads.functional.addrmap.AddressCounts` parameters:
     ``slices``, ``channels``, ``slice_shift_bits``, ``channel_shift_bits``, ``interleave_bytes``): count the
     launch's bytes per L2 slice and HBM channel from the line addresses into ``trace.address_counts``
-    (statistics only; None: not counted)."""
+    (statistics only; None: not counted). ``l1_capacity_bytes``: the L1 data cache of one CTA, or with
+    ``l1_sms`` of one SM, which CTA ``c`` shares with the CTAs of SM ``c % l1_sms`` (workloads/functional/l1model.py;
+    None: no L1 model)."""
     import time
 
     t0 = time.perf_counter()
@@ -159,7 +170,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                          exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor,
                          l2_capacity_bytes=l2_capacity_bytes, l1_capacity_bytes=l1_capacity_bytes,
                          max_wall_seconds=max_wall_seconds, max_trace_bytes=max_trace_bytes, t_start=t0,
-                         address_map=address_map)
+                         address_map=address_map, l1_sms=l1_sms)
     program = ex.program
     order = cta_order(ex, ctas)
     total_wi = 0
@@ -184,7 +195,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
 def start_exec(record, program=None, *, want_trace=True, compute_values=True, clock_oracle=None, max_steps=None,
                sm_of_cta=None, memory=None, seed=0, exact_fma=True, fast_tma=True, exact_tensor=False,
                l2_capacity_bytes=None, l1_capacity_bytes=None, max_wall_seconds=None, max_trace_bytes=None,
-               t_start=None, address_map=None):
+               t_start=None, address_map=None, l1_sms=None):
     """The launch-wide state of a functional pass (budgets resolved, memory built): ``(ex, mem)``, for
     :func:`run_functional` and the lazy trace (workloads/functional/lazy.py)."""
     from ..memory import DeviceMemory
@@ -199,7 +210,7 @@ def start_exec(record, program=None, *, want_trace=True, compute_values=True, cl
                clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma,
                fast_tma=fast_tma, exact_tensor=exact_tensor, l2_capacity_bytes=l2_capacity_bytes,
                l1_capacity_bytes=l1_capacity_bytes, max_wall_seconds=max_wall_seconds,
-               max_trace_bytes=max_trace_bytes, t_start=t_start, address_map=address_map)
+               max_trace_bytes=max_trace_bytes, t_start=t_start, address_map=address_map, l1_sms=l1_sms)
     return ex, mem
 
 

@@ -1,0 +1,65 @@
+"""Launch records (workloads/microbench/mbl_*) of microbench/src/membar_load.cu's k_mbl for the replay tests
+(tests/test_membar_load_replay.py): the PTX the H200 ran (nvcc -ptx -arch=sm_90a -O3), launched as the host code
+does (1 CTA per SM: 32 threads, 150 KiB dynamic shared memory), 64 timed iterations instead of 256. Each record's
+source.hardware names its line in microbench/results/h200_membar_load_2026-12-04/membar_load.json.
+usage: python3 microbench/make_membar_load_records.py [--nvcc nvcc]"""
+import argparse, json, os, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from make_records import DEST, _annotate, compile_ptx, extract_entry  # noqa: E402
+
+RESULTS = "microbench/results/h200_membar_load_2026-12-04/membar_load.json"
+ENTRY = "_Z5k_mblPKcPyjjjjS0_"
+DYN = 150 * 1024
+ITERS = 64
+# (grid, fencers, bytes, flags): lone fencer, a whole GPU fencing, fencers among copiers / idle CTAs, copy sizes
+CASES = [(2, 2, 16384, 0), (132, 1, 16384, 0), (132, 132, 16384, 0), (132, 33, 16384, 0), (132, 33, 16384, 2),
+         (132, 33, 16384, 4), (132, 132, 16384, 1), (2, 2, 4096, 0), (132, 132, 4096, 0), (2, 2, 32768, 0),
+         (132, 132, 32768, 0), (66, 66, 16384, 0), (132, 0, 16384, 0), (132, 0, 32768, 0),
+         # DRAM-missing copies: the others' (32), the fencers' (16), both (48)
+         (132, 0, 16384, 32), (132, 132, 16384, 16), (132, 1, 16384, 32), (132, 1, 16384, 48), (132, 33, 16384, 36),
+         # controls: the same CTAs without the fence (their own copy's time under that load)
+         (132, 33, 16384, 100), (132, 132, 16384, 64)]
+
+
+def name(g, f, b, fl):
+    return f"mbl_g{g}_f{f}_b{b // 1024}k" + (f"_x{fl}" if fl else "")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nvcc", default="nvcc")
+    a = ap.parse_args()
+    ptx = compile_ptx(a.nvcc, os.path.join(HERE, "src", "membar_load.cu"))
+    nv = subprocess.run([a.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-2]
+    for g, f, b, fl in CASES:
+        n = name(g, f, b, fl)
+        d = os.path.join(DEST, n)
+        os.makedirs(d, exist_ok=True)
+        open(os.path.join(d, "kernel.ptx"), "w").write(extract_entry(ptx, ENTRY))
+        lj = {"format": "launch-record/1", "name": n,
+              "source": {"compiler": nv, "command": "nvcc -ptx -arch=sm_90a -O3",
+                         "kernel": f"microbench/src/membar_load.cu:{ENTRY}", "target": "sm_90a",
+                         "generator": "microbench/make_membar_load_records.py",
+                         "what": f"MBL grid={g} fencers={f} bytes={b} flags={fl}: out[4b] = 100 x mean fence cycles, "
+                                 "out[4b+1] = 100 x mean cycles until the copy is seen complete",
+                         "hardware": {"results": RESULTS, "bench": "mbl",
+                                      "params": {"grid": g, "fencers": f, "bytes": b, "flags": fl}}},
+              "ptx": "kernel.ptx", "entry": ENTRY, "grid": [g, 1, 1], "block": [32, 1, 1], "cluster": [1, 1, 1],
+              "shared_bytes": DYN,
+              "buffers": {"src": {"dtype": "uint8", "shape": [512 * 16384], "init": "zeros",
+                                  "l2_resident": True},   # the host's cudaMemset
+                          "out": {"dtype": "uint64", "shape": [4 * g], "init": "poison"},
+                          # each CTA's own (ITERS + 8) x 16 KiB, read once: DRAM misses (flags 16 / 32)
+                          "cold": {"dtype": "uint8", "shape": [g * (ITERS + 8) * 16384 if fl & 48 else 16],
+                                   "init": "zeros"}},
+              "params": [{"ptr": "src"}, {"ptr": "out"}, {"u32": ITERS}, {"u32": f}, {"u32": b}, {"u32": fl},
+                         {"ptr": "cold"}]}
+        json.dump(lj, open(os.path.join(d, "launch.json"), "w"), indent=1)
+        _annotate(d)
+    print(f"wrote {len(CASES)} records")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""MEMBAR.GPU under load (microbench/src/membar_load.cu through the real pipeline) against the H200 measurements in
+microbench/results/h200_membar_load_2026-12-04/membar_load.json (records workloads/microbench/mbl_*, made by
+microbench/make_membar_load_records.py, 64 timed iterations instead of 256; the copy source is L2-resident as the
+host's cudaMemset leaves it: ``l2_resident``). Each CTA's thread 0 issues a bulk copy, then (if it is a fencer)
+``fence.acq_rel.gpu``, and writes 100 x the mean fence cycles and 100 x the mean cycles until the copy is seen
+complete. Compared: the median over the fencing CTAs' fence, or over the others' copy (no fencer). Tolerance 10 %
+(issue 19)."""
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import warpgraph as wg
+
+ROOT = Path(wg.__file__).parent
+MB = ROOT / "workloads" / "microbench"
+RES = json.loads((ROOT / "microbench" / "results" / "h200_membar_load_2026-12-04" / "membar_load.json")
+                 .read_text())["results"]
+
+_LOCKSTEP = pytest.mark.xfail(strict=True, reason=(
+    "132 SMs issue their copies in lock-step, then fence: the H200 takes 863 / 1,236 cycles (16 / 32 KiB; every "
+    "fencer of a GPC done within 1 cycle of the others) where the same copies without the fence are seen "
+    "complete at 476 (mbl_g132_f132_b16k_x64): the fence costs ~430 cycles after its copy, ~250 for one SM alone. "
+    "The model charges membar_drain_cycles (202) after the copy whatever the load: 601 / 727 (issue 19)"))
+_WARM_AMONG_COLD = pytest.mark.xfail(strict=True, reason=(
+    "an L2-resident 16 KiB copy among 99 SMs streaming DRAM-missing copies is seen complete 1,051 cycles after "
+    "issue on the H200 (476 among L2-resident copies): hits queue behind the misses at the L2 slices. The model "
+    "serves hits apart from the DRAM queue (563), and the fence behind such a copy likewise (731 vs 1,076; "
+    "issue 15 / 19)"))
+_SMALL_COPY = pytest.mark.xfail(strict=True, reason=(
+    "behind a 4 KiB copy the H200's fence takes 534 cycles, 118 less than behind 16 KiB where the model's copy "
+    "time difference is 128 and its drain a constant 202 (fitted behind 16 KiB): the replay gives 464 (issue 19)"))
+CASES = [
+    "mbl_g2_f2_b16k",            # one SM, fence behind its own 16 KiB copy (H200 652)
+    "mbl_g2_f2_b32k",            # 32 KiB (674)
+    pytest.param("mbl_g2_f2_b4k", marks=_SMALL_COPY),
+    "mbl_g66_f66_b16k",          # 66 SMs (one per TPC on the H200) fencing (657)
+    "mbl_g132_f0_b16k",          # copies alone, every SM (471)
+    "mbl_g132_f0_b32k",          # (620)
+    "mbl_g132_f132_b16k_x64",    # copies in lock-step, no fence (476)
+    "mbl_g132_f0_b16k_x32",      # DRAM-missing copies alone, every SM (1,259)
+    "mbl_g132_f132_b16k_x1",     # fences with nothing outstanding among fencers (277)
+    "mbl_g132_f132_b16k_x16",    # every SM fencing behind its own DRAM-missing copy (1,234)
+    "mbl_g132_f1_b16k_x32",      # one fencer (own copy L2-resident) among 131 SMs streaming from DRAM (1,218)
+    "mbl_g132_f1_b16k_x48",      # the same with its own copy from DRAM too (1,233)
+    pytest.param("mbl_g132_f132_b16k", marks=_LOCKSTEP),
+    pytest.param("mbl_g132_f132_b32k", marks=_LOCKSTEP),
+    pytest.param("mbl_g132_f33_b16k_x100", marks=_WARM_AMONG_COLD),
+    pytest.param("mbl_g132_f33_b16k_x36", marks=_WARM_AMONG_COLD),
+]
+
+
+def _hw(params: dict) -> dict:
+    for r in RES:
+        if r["params"] == params:
+            return r["stats"]
+    raise AssertionError(f"no H200 result for {params}")
+
+
+def _replay(name: str, overrides=None) -> tuple[float, float]:
+    """(sim, H200): the fencers' median fence; the median copy time of the fencers' role when they skip the
+    fence (flag 64), or of the copiers when nothing fences."""
+    d = MB / name
+    p = json.loads((d / "launch.json").read_text())["source"]["hardware"]["params"]
+    res = wg.simulate(d, "h200", want_outputs=True, overrides=overrides)
+    o = np.asarray(res.outputs["out"]).astype(np.int64).reshape(-1, 4)
+    hw = _hw(p)
+    if p["fencers"] and p["flags"] & 64:
+        return statistics.median(o[o[:, 3] == 1, 1] / 100), hw["done_f"]
+    if p["fencers"]:
+        return statistics.median(o[o[:, 3] == 1, 0] / 100), hw["fence"]
+    return statistics.median(o[o[:, 3] == 0, 1] / 100), hw["done_o"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_membar_load_replay_matches_the_h200(name):
+    sim, want = _replay(name)
+    assert sim == pytest.approx(want, rel=0.10), (sim, want)
+
+
+def test_a_fence_behind_its_own_copy_costs_the_drain_and_one_with_nothing_outstanding_does_not():
+    """Behind its own 16 KiB copy a fence ends ``membar_drain_cycles`` after the copy (H200: 652 vs 277 idle);
+    with nothing outstanding it costs ``membar_gpu_cycles`` even while every SM fences (H200 277)."""
+    busy, _ = _replay("mbl_g2_f2_b16k")
+    idle, _ = _replay("mbl_g132_f132_b16k_x1")
+    assert idle < 300 < 2 * idle < busy
+    shorter, _ = _replay("mbl_g2_f2_b16k", {"latencies.membar_drain_cycles": 100})
+    assert shorter == pytest.approx(busy - 102, abs=2)
