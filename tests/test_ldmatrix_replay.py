@@ -1,0 +1,47 @@
+"""ldmatrix / shared-load latency and throughput (microbench/src/ldmatrix.cu through the real pipeline) against
+the H200 (microbench/results/h200_ldmatrix_2026-12-04/ldmatrix.json; records workloads/microbench/ldsm_*, made by
+microbench/make_ldmatrix_records.py, 64 throughput iterations instead of 256). Tolerance 10 % (issue 15)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import warpgraph as wg
+
+ROOT = Path(wg.__file__).parent
+MB = ROOT / "workloads" / "microbench"
+RES = json.loads((ROOT / "microbench" / "results" / "h200_ldmatrix_2026-12-04" / "ldmatrix.json")
+                 .read_text())["results"]
+
+_PTX_ORDER = pytest.mark.xfail(strict=True, reason=(
+    "each warp issues 8 independent ldmatrix.x4 per iteration, each followed in the PTX by the xor that uses it; "
+    "ptxas hoists the 8 loads ahead of their uses (microbench/results/h200_ldmatrix_2026-12-04/ldmatrix_sass.txt), "
+    "so one warp overlaps them (H200 11.8 SM cycles per load, 4.0 from 8 warps on: 128 B per cycle), while the "
+    "model issues in PTX order and exposes every load's latency (50.9 / 6.4). The sm_80 GEMM and attention "
+    "kernels' short_scoreboard excess (gemm80 2.45 vs 1.42 per issue) is the same effect (issue 15)"))
+_X4_LATENCY = pytest.mark.xfail(strict=True, reason=(
+    "a dependent ldmatrix.x4 chain takes 44.6 cycles per link on the H200 (x1 29.8, x2 37.0: +7.4 per doubling), "
+    "the model 51.0 (shared_memory.latency_cycles 25 + 2 per extra wavefront + the chain's IADD): the x4's four "
+    "wavefronts overlap more than the bank-conflict ways the 2-cycle step was measured on (issue 15)"))
+CASES = [
+    "ldsm_lat_lds32",            # ld.shared.b32 dependent chain (H200 35.8 cycles per link)
+    "ldsm_lat_x2",               # ldmatrix.x2 chain (37.0)
+    pytest.param("ldsm_lat_x4", marks=_X4_LATENCY),
+    "ldsm_tput_x4_w32",          # 32 warps: 4.0 SM cycles per ldmatrix.x4 (128 B per cycle)
+    "ldsm_tput_lds128_w32",      # ld.shared.v4 the same (4.0)
+    pytest.param("ldsm_tput_x4_w1", marks=_PTX_ORDER),
+    pytest.param("ldsm_tput_x4_w8", marks=_PTX_ORDER),
+]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_ldmatrix_replay_matches_the_h200(name):
+    d = MB / name
+    p = json.loads((d / "launch.json").read_text())["source"]["hardware"]["params"]
+    want = next(r["stats"]["cycles"] for r in RES if r["params"] == p)
+    res = wg.simulate(d, "h200", want_outputs=True)
+    sim = int(np.asarray(res.outputs["out"])[0]) / 100
+    assert sim == pytest.approx(want, rel=0.10), (sim, want)
