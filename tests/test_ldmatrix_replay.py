@@ -20,8 +20,9 @@ _PTX_ORDER = pytest.mark.xfail(strict=True, reason=(
     "each warp issues 8 independent ldmatrix.x4 per iteration, each followed in the PTX by the xor that uses it; "
     "ptxas hoists the 8 loads ahead of their uses (microbench/results/h200_ldmatrix_2026-12-04/ldmatrix_sass.txt), "
     "so one warp overlaps them (H200 11.8 SM cycles per load, 4.0 from 8 warps on: 128 B per cycle), while the "
-    "model issues in PTX order and exposes every load's latency (50.9 / 6.4). The sm_80 GEMM and attention "
-    "kernels' short_scoreboard excess (gemm80 2.45 vs 1.42 per issue) is the same effect (issue 15)"))
+    "model issues in PTX order and exposes every load's latency (50.9 / 6.4). A tried loads-first schedule of "
+    "straight-line PTX gave 22.8 / 4.07, but left gemm80 / attn80 unchanged (Triton's PTX already issues an "
+    "iteration's ldmatrix ahead of its mma.sync), so it was not kept (issue 15)"))
 _X4_LATENCY = pytest.mark.xfail(strict=True, reason=(
     "a dependent ldmatrix.x4 chain takes 44.6 cycles per link on the H200 (x1 29.8, x2 37.0: +7.4 per doubling), "
     "the model 51.0 (shared_memory.latency_cycles 25 + 2 per extra wavefront + the chain's IADD): the x4's four "
