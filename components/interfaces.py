@@ -57,7 +57,8 @@ class CtaSchedulerModel(Protocol):
 
 @runtime_checkable
 class SharedMemoryModel(Protocol):
-    def access(self, t: int, sm: int, wavefronts: int, nbytes: int) -> int: ...
+    #: ``matrix``: an ldmatrix / stmatrix, whose wavefronts are its 8x8 matrices, not bank-conflict replays
+    def access(self, t: int, sm: int, wavefronts: int, nbytes: int, matrix: bool = False) -> int: ...
     def stats(self) -> dict: ...
 
 

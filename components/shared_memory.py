@@ -28,6 +28,10 @@ class SharedMemoryUnit:
         # takes 0.99 cycles per way: microbench smem_bank); default: the wavefront time
         x = p.conflict_latency_cycles_per_extra_way
         self.extra_lat = float(x) if x is not None else float(self.wf)
+        # ldmatrix / stmatrix: one wavefront per 8x8 matrix (H200 microbench/results/h200_ldmatrix_2026-12-04:
+        # dependent x1 / x2 / x4 chains 29.8 / 37.0 / 44.6 cycles)
+        y = p.ldmatrix_latency_cycles_per_extra_matrix
+        self.mat_lat = float(y) if y is not None else self.extra_lat
         n = int(spec.sm.count)
         self.free = [0] * n
         self.wavefronts = 0
@@ -36,8 +40,9 @@ class SharedMemoryUnit:
         self.queue_cycles = 0
         self.last_start = 0
 
-    def access(self, t: int, sm: int, wavefronts: int, nbytes: int) -> int:
-        """Returns the cycle the data is ready (loads) / written (stores)."""
+    def access(self, t: int, sm: int, wavefronts: int, nbytes: int, matrix: bool = False) -> int:
+        """Returns the cycle the data is ready (loads) / written (stores). ``matrix``: an ldmatrix / stmatrix (its
+        extra wavefronts are matrices: ``ldmatrix_latency_cycles_per_extra_matrix``)."""
         if wavefronts <= 0:
             return t + 1
         s = self.free[sm]
@@ -51,7 +56,7 @@ class SharedMemoryUnit:
         self.wavefronts += wavefronts
         self.accesses += 1
         self.bytes += nbytes
-        return s + int(round((wavefronts - 1) * self.extra_lat)) + self.lat
+        return s + int(round((wavefronts - 1) * (self.mat_lat if matrix else self.extra_lat))) + self.lat
 
     def stats(self) -> dict:
         return {"accesses": self.accesses, "wavefronts": self.wavefronts, "bytes": self.bytes,

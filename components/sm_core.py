@@ -1119,7 +1119,8 @@ class SMCore:
                                 if x > s[p]:
                                     s[p] = x
                         smem = self.smem
-                        done = smem.access(tt, sm, wf, W.a2[k]) if smem is not None else tt + LAT[i]
+                        done = (smem.access(tt, sm, wf, W.a2[k], T.aux[i] == "matrix") if smem is not None
+                                else tt + LAT[i])
                     else:
                         done = tt + LAT[i]
                     if op == OP_LDS:

@@ -137,6 +137,8 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
         elif kind in ("LD_SHARED", "ST_SHARED", "ATOM_SHARED", "LDMATRIX", "STMATRIX"):
             pipe, lat, rsn = P_MIO, smem_lat, S.SHORT_SCOREBOARD
             ii = 1
+            if kind in ("LDMATRIX", "STMATRIX"):
+                aux = "matrix"        # SMCore: shared_memory.access(..., matrix=True)
         elif kind == "LD_PARAM":
             lat, rsn = ld_param, S.WAIT
         elif kind == "SHFL":

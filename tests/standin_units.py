@@ -138,7 +138,7 @@ class StandinSharedMemory:
         self.free = {}
         self.c = {"accesses": 0, "wavefronts": 0}
 
-    def access(self, t, sm, wavefronts, nbytes):
+    def access(self, t, sm, wavefronts, nbytes, matrix=False):
         s = max(t, self.free.get(sm, 0))
         self.free[sm] = s + wavefronts
         self.c["accesses"] += 1

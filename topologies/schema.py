@@ -309,6 +309,9 @@ class SharedMemorySpec(Section):
     conflict_latency_cycles_per_extra_way: float | None = Field(
         None, ge=0, le=MAX_CYCLES, description="latency added per extra bank-conflict wavefront (default: one wavefront time; the "
                                 "pipe is still busy one wavefront time per way)")
+    ldmatrix_latency_cycles_per_extra_matrix: float | None = Field(
+        None, ge=0, le=MAX_CYCLES, description="latency an ldmatrix / stmatrix adds per 8x8 matrix beyond the first "
+        "(each matrix is one wavefront through the pipe; default: as a bank-conflict way)")
 
 
 class L1Spec(Section):
