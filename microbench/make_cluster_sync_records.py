@@ -4,11 +4,11 @@ launched as the host code does (clusters of 2, 64 threads, 150 KiB dynamic share
 the PING remote-arrive ping-pong (relaxed / release) and CBAR round trips.
 source.hardware names the result in microbench/results/h200_cluster_sync_2026-12-03/cluster_sync.json.
 usage: python3 microbench/make_cluster_sync_records.py [--nvcc nvcc]"""
-import argparse, json, os, subprocess, sys
+import argparse, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from make_records import DEST, _annotate, compile_ptx, extract_entry  # noqa: E402
+from make_records import compile_ptx, nvcc_version, write_record  # noqa: E402
 
 RESULTS = "microbench/results/h200_cluster_sync_2026-12-03/cluster_sync.json"
 OPS = ["none", "arrive_cta", "arrive_rel_cl_local", "arrive_rel_cl_remote", "arrive_rlx_cl_remote", "fence_cta",
@@ -55,20 +55,12 @@ def main():
     ap.add_argument("--nvcc", default="nvcc")
     a = ap.parse_args()
     ptx = compile_ptx(a.nvcc, os.path.join(HERE, "src", "cluster_sync.cu"))
-    nv = subprocess.run([a.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-2]
+    nv = nvcc_version(a.nvcc)
     for r in records():
-        d = os.path.join(DEST, r["name"])
-        os.makedirs(d, exist_ok=True)
-        open(os.path.join(d, "kernel.ptx"), "w").write(extract_entry(ptx, r["entry"]))
-        lj = {"format": "launch-record/1", "name": r["name"],
-              "source": {"compiler": nv, "command": "nvcc -ptx -arch=sm_90a -O3",
-                         "kernel": f"microbench/src/cluster_sync.cu:{r['entry']}", "target": "sm_90a",
-                         "generator": "microbench/make_cluster_sync_records.py", "what": r["what"],
-                         "hardware": {"results": RESULTS, **r["hw"]}},
-              "ptx": "kernel.ptx", "entry": r["entry"], "grid": [2, 1, 1], "block": [r["block"], 1, 1],
-              "cluster": [2, 1, 1], "shared_bytes": r.get("dyn", DYN), "buffers": r["buffers"], "params": r["params"]}
-        json.dump(lj, open(os.path.join(d, "launch.json"), "w"), indent=1)
-        _annotate(d)
+        write_record(r["name"], ptx, r["entry"], src="cluster_sync.cu", generator="microbench/make_cluster_sync_records.py",
+                     what=r["what"], hardware={"results": RESULTS, **r["hw"]}, compiler=nv, grid=(2, 1, 1),
+                     block=(r["block"], 1, 1), cluster=(2, 1, 1), shared_bytes=r.get("dyn", DYN), buffers=r["buffers"],
+                     params=r["params"])
     print(f"wrote {len(records())} records")
 
 

@@ -3,11 +3,11 @@
 (one CTA; 32 threads for the latency chains, 32 x W for the throughput loops). source.hardware names the line in
 microbench/results/h200_ldmatrix_2026-12-04/ldmatrix.json.
 usage: python3 microbench/make_ldmatrix_records.py [--nvcc nvcc]"""
-import argparse, json, os, subprocess, sys
+import argparse, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from make_records import DEST, _annotate, compile_ptx, extract_entry  # noqa: E402
+from make_records import compile_ptx, nvcc_version, write_record  # noqa: E402
 
 RESULTS = "microbench/results/h200_ldmatrix_2026-12-04/ldmatrix.json"
 
@@ -32,23 +32,13 @@ def main():
     ap.add_argument("--nvcc", default="nvcc")
     a = ap.parse_args()
     ptx = compile_ptx(a.nvcc, os.path.join(HERE, "src", "ldmatrix.cu"))
-    nv = subprocess.run([a.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-2]
+    nv = nvcc_version(a.nvcc)
     for name, entry, threads, iters, hw in cases():
-        d = os.path.join(DEST, name)
-        os.makedirs(d, exist_ok=True)
-        open(os.path.join(d, "kernel.ptx"), "w").write(extract_entry(ptx, entry))
-        lj = {"format": "launch-record/1", "name": name,
-              "source": {"compiler": nv, "command": "nvcc -ptx -arch=sm_90a -O3",
-                         "kernel": f"microbench/src/ldmatrix.cu:{entry}", "target": "sm_90a",
-                         "generator": "microbench/make_ldmatrix_records.py",
-                         "what": "out[0] = 100 x cycles per link (lat) or SM cycles per instruction (tput)",
-                         "hardware": {"results": RESULTS, "bench": "ldsm", "params": hw}},
-              "ptx": "kernel.ptx", "entry": entry, "grid": [1, 1, 1], "block": [threads, 1, 1],
-              "cluster": [1, 1, 1], "shared_bytes": 0,
-              "buffers": {"out": {"dtype": "uint64", "shape": [2], "init": "poison"}},
-              "params": [{"ptr": "out"}, {"u32": iters}]}
-        json.dump(lj, open(os.path.join(d, "launch.json"), "w"), indent=1)
-        _annotate(d)
+        write_record(name, ptx, entry, src="ldmatrix.cu", generator="microbench/make_ldmatrix_records.py",
+                     what="out[0] = 100 x cycles per link (lat) or SM cycles per instruction (tput)",
+                     hardware={"results": RESULTS, "bench": "ldsm", "params": hw}, compiler=nv, grid=(1, 1, 1),
+                     block=(threads, 1, 1), buffers={"out": {"dtype": "uint64", "shape": [2], "init": "poison"}},
+                     params=[{"ptr": "out"}, {"u32": iters}])
     print(f"wrote {len(cases())} records")
 
 

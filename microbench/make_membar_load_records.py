@@ -3,11 +3,11 @@
 does (1 CTA per SM: 32 threads, 150 KiB dynamic shared memory), 64 timed iterations instead of 256. Each record's
 source.hardware names its line in microbench/results/h200_membar_load_2026-12-04/membar_load.json.
 usage: python3 microbench/make_membar_load_records.py [--nvcc nvcc]"""
-import argparse, json, os, subprocess, sys
+import argparse, os, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from make_records import DEST, _annotate, compile_ptx, extract_entry  # noqa: E402
+from make_records import compile_ptx, nvcc_version, write_record  # noqa: E402
 
 RESULTS = "microbench/results/h200_membar_load_2026-12-04/membar_load.json"
 ENTRY = "_Z5k_mblPKcPyjjjjS0_"
@@ -32,32 +32,23 @@ def main():
     ap.add_argument("--nvcc", default="nvcc")
     a = ap.parse_args()
     ptx = compile_ptx(a.nvcc, os.path.join(HERE, "src", "membar_load.cu"))
-    nv = subprocess.run([a.nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-2]
+    nv = nvcc_version(a.nvcc)
     for g, f, b, fl in CASES:
-        n = name(g, f, b, fl)
-        d = os.path.join(DEST, n)
-        os.makedirs(d, exist_ok=True)
-        open(os.path.join(d, "kernel.ptx"), "w").write(extract_entry(ptx, ENTRY))
-        lj = {"format": "launch-record/1", "name": n,
-              "source": {"compiler": nv, "command": "nvcc -ptx -arch=sm_90a -O3",
-                         "kernel": f"microbench/src/membar_load.cu:{ENTRY}", "target": "sm_90a",
-                         "generator": "microbench/make_membar_load_records.py",
-                         "what": f"MBL grid={g} fencers={f} bytes={b} flags={fl}: out[4b] = 100 x mean fence cycles, "
-                                 "out[4b+1] = 100 x mean cycles until the copy is seen complete",
-                         "hardware": {"results": RESULTS, "bench": "mbl",
-                                      "params": {"grid": g, "fencers": f, "bytes": b, "flags": fl}}},
-              "ptx": "kernel.ptx", "entry": ENTRY, "grid": [g, 1, 1], "block": [32, 1, 1], "cluster": [1, 1, 1],
-              "shared_bytes": DYN,
-              "buffers": {"src": {"dtype": "uint8", "shape": [512 * 16384], "init": "zeros",
-                                  "l2_resident": True},   # the host's cudaMemset
-                          "out": {"dtype": "uint64", "shape": [4 * g], "init": "poison"},
-                          # each CTA's own (ITERS + 8) x 16 KiB, read once: DRAM misses (flags 16 / 32)
-                          "cold": {"dtype": "uint8", "shape": [g * (ITERS + 8) * 16384 if fl & 48 else 16],
-                                   "init": "zeros"}},
-              "params": [{"ptr": "src"}, {"ptr": "out"}, {"u32": ITERS}, {"u32": f}, {"u32": b}, {"u32": fl},
-                         {"ptr": "cold"}]}
-        json.dump(lj, open(os.path.join(d, "launch.json"), "w"), indent=1)
-        _annotate(d)
+        write_record(name(g, f, b, fl), ptx, ENTRY, src="membar_load.cu",
+                     generator="microbench/make_membar_load_records.py",
+                     what=f"MBL grid={g} fencers={f} bytes={b} flags={fl}: out[4b] = 100 x mean fence cycles, "
+                          "out[4b+1] = 100 x mean cycles until the copy is seen complete",
+                     hardware={"results": RESULTS, "bench": "mbl",
+                               "params": {"grid": g, "fencers": f, "bytes": b, "flags": fl}},
+                     compiler=nv, grid=(g, 1, 1), block=(32, 1, 1), shared_bytes=DYN,
+                     buffers={"src": {"dtype": "uint8", "shape": [512 * 16384], "init": "zeros",
+                                      "l2_resident": True},   # the host's cudaMemset
+                              "out": {"dtype": "uint64", "shape": [4 * g], "init": "poison"},
+                              # each CTA's own (ITERS + 8) x 16 KiB, read once: DRAM misses (flags 16 / 32)
+                              "cold": {"dtype": "uint8", "shape": [g * (ITERS + 8) * 16384 if fl & 48 else 16],
+                                       "init": "zeros"}},
+                     params=[{"ptr": "src"}, {"ptr": "out"}, {"u32": ITERS}, {"u32": f}, {"u32": b}, {"u32": fl},
+                             {"ptr": "cold"}])
     print(f"wrote {len(CASES)} records")
 
 

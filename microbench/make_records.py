@@ -55,6 +55,28 @@ def extract_entry(ptx, entry):
     return header + "\n" + decls + ("\n\n" if decls else "\n") + "\t// .globl\t" + entry + "\n" + body + "\n"
 
 
+def nvcc_version(nvcc) -> str:
+    """The release line of ``nvcc --version`` ("Cuda compilation tools, release 13.0, V13.0.88")."""
+    return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-2]
+
+
+def write_record(name, ptx, entry, *, src, generator, what, hardware, compiler, grid, block, cluster=(1, 1, 1),
+                 shared_bytes=0, buffers, params):
+    """Write ``workloads/microbench/<name>/``: the entry's PTX (from the module ``ptx`` of ``microbench/src/<src>``),
+    its launch.json and the ptxas facts (:func:`_annotate`)."""
+    d = os.path.join(DEST, name)
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "kernel.ptx"), "w").write(extract_entry(ptx, entry))
+    lj = {"format": "launch-record/1", "name": name,
+          "source": {"compiler": compiler, "command": "nvcc -ptx -arch=sm_90a -O3",
+                     "kernel": f"microbench/src/{src}:{entry}", "target": "sm_90a", "generator": generator,
+                     "what": what, "hardware": hardware},
+          "ptx": "kernel.ptx", "entry": entry, "grid": list(grid), "block": list(block), "cluster": list(cluster),
+          "shared_bytes": shared_bytes, "buffers": buffers, "params": params}
+    json.dump(lj, open(os.path.join(d, "launch.json"), "w"), indent=1)
+    _annotate(d)
+
+
 def rec(name, src, entry, grid, block, buffers, params, shared=0, cluster=(1, 1, 1), note="", hw=None):
     return dict(name=name, src=src, entry=entry, grid=list(grid), block=list(block), cluster=list(cluster),
                 shared=shared, buffers=buffers, params=params, note=note, hw=hw)
@@ -230,17 +252,10 @@ def main():
                 shutil.rmtree(os.path.join(DEST, d))
     os.makedirs(DEST, exist_ok=True)
     for r in todo:
-        d = os.path.join(DEST, r["name"])
-        os.makedirs(d, exist_ok=True)
-        open(os.path.join(d, "kernel.ptx"), "w").write(extract_entry(ptx[r["src"]], r["entry"]))
-        lj = {"format": "launch-record/1", "name": r["name"],
-              "source": {"compiler": f"nvcc {nv}", "command": "nvcc -ptx -arch=sm_90a -O3", "kernel": f"microbench/src/{r['src']}:{r['entry']}",
-                         "target": "sm_90a", "generator": "microbench/make_records.py", "what": r["note"],
-                         "hardware": dict({"results": RESULTS, **(r["hw"] or {})})},
-              "ptx": "kernel.ptx", "entry": r["entry"], "grid": r["grid"], "block": r["block"], "cluster": r["cluster"],
-              "shared_bytes": r["shared"], "buffers": r["buffers"], "params": r["params"]}
-        json.dump(lj, open(os.path.join(d, "launch.json"), "w"), indent=1)
-        _annotate(d)
+        write_record(r["name"], ptx[r["src"]], r["entry"], src=r["src"], generator="microbench/make_records.py",
+                     what=r["note"], hardware=dict({"results": RESULTS, **(r["hw"] or {})}), compiler=f"nvcc {nv}",
+                     grid=r["grid"], block=r["block"], cluster=r["cluster"], shared_bytes=r["shared"],
+                     buffers=r["buffers"], params=r["params"])
     print(f"wrote {len(todo)} records under {os.path.relpath(DEST, ROOT)}")
 
 

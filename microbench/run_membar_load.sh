@@ -1,25 +1,8 @@
 #!/bin/bash
-# MEMBAR.GPU behind outstanding bulk copies vs load on the H200 (src/membar_load.cu): build, run, snapshot clocks/driver
-# before and after. Clocks are never touched. usage: microbench/run_membar_load.sh OUTDIR
+# MEMBAR.GPU behind outstanding bulk copies vs load on the H200 (src/membar_load.cu): build, run, snapshot
+# clocks/driver before and after (run_with_sass.sh). Clocks are never touched. usage: microbench/run_membar_load.sh OUTDIR
 # OUTDIR gets membar_load.txt (the program's output), log.txt (date, build, exit code), smi_before.txt /
 # smi_after.txt, membar_load.sass (the SASS of the timed kernels). Parse here with
 # python3 microbench/parse_membar_load.py OUTDIR.
 set -u
-HERE=$(cd "$(dirname "$0")" && pwd)
-OUT=${1:?outdir}
-mkdir -p "$OUT"
-snap() {
-  nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,driver_version,vbios_version,temperature.gpu,power.draw --format=csv
-  nvidia-smi -q -d CLOCK
-}
-{
-  date -u; nvcc --version | tail -2
-  nvcc -O3 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -o "$OUT/membar_load" "$HERE/src/membar_load.cu" 2>&1 | grep -v "^ptxas info *: Used\|Compiling entry\|bytes stack frame" | head -20
-  cuobjdump -sass "$OUT/membar_load" > "$OUT/membar_load.sass" 2>&1
-  snap > "$OUT/smi_before.txt" 2>&1
-  timeout 120 "$OUT/membar_load" > "$OUT/membar_load.txt" 2>&1; echo "rc $?"
-  snap > "$OUT/smi_after.txt" 2>&1
-  date -u
-} > "$OUT/log.txt" 2>&1
-rm -f "$OUT/membar_load"
-grep -c . "$OUT/membar_load.txt"; grep -E "^(OCC|DEV|CUDAERR|DONE)" "$OUT/membar_load.txt"; tail -3 "$OUT/log.txt"
+"$(cd "$(dirname "$0")" && pwd)/run_with_sass.sh" membar_load "${1:?outdir}" 120

@@ -101,17 +101,17 @@ def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
     return ([f"{k}={v}" for k, v in arch.items()] or None), timing, sass
 
 
-def _l1_bytes_per_cta(record, program, spec, registers=None, shared_bytes=None, per_sm: bool = False) -> int:
-    """Per-CTA (``per_sm``: per-SM) L1 capacity for the functional pass: the same occupancy (registers, shared
-    memory, warps; the ``timing.registers`` / ``timing.shared_bytes`` knobs included) the timing replay uses, and
-    the driver's shared-memory carveout (runner/timing.l1_bytes_per_cta / l1_bytes_per_sm)."""
+def _l1_bytes_per_sm(record, program, spec, registers=None, shared_bytes=None) -> int:
+    """Per-SM L1 capacity for the functional pass: the same occupancy (registers, shared memory, warps; the
+    ``timing.registers`` / ``timing.shared_bytes`` knobs included) the timing replay uses, and the driver's
+    shared-memory carveout (runner/timing.l1_bytes_per_sm)."""
     import math
 
-    from warpgraph.runner.timing import l1_bytes_per_cta, l1_bytes_per_sm, sm_occupancy
+    from warpgraph.runner.timing import l1_bytes_per_sm, sm_occupancy
 
     occ = sm_occupancy(spec, program, record, threads_per_cta=int(math.prod(record.block)), registers=registers,
                        shared_bytes=shared_bytes)
-    return (l1_bytes_per_sm if per_sm else l1_bytes_per_cta)(spec, occ)
+    return l1_bytes_per_sm(spec, occ)
 
 
 def _address_map(spec) -> dict:
@@ -316,8 +316,9 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     # one L1 per SM, shared by the CTAs that run there (CTA c on SM c % sm.count, as the first wave places them):
     # H200 ncu, microbench/results/h200_l2_counters_2026-12-04: rmsnorm's 8 KiB weight row, re-read by each of
     # 4,096 CTAs, reaches L2 once per SM (tex reads 33.8 MB = x alone)
-    l1cap = _l1_bytes_per_cta(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"), per_sm=True)
-    l1sms = int(spec.sm.count)
+    caches = {"l2_capacity_bytes": l2cap, "l1_sms": int(spec.sm.count),
+              "l1_capacity_bytes": _l1_bytes_per_sm(record, program, spec, knobs.get("registers"),
+                                                    knobs.get("shared_bytes"))}
     amap = _address_map(spec)
     lazy_info = None
     if lazy and mode == "timing":
@@ -332,13 +333,13 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         from warpgraph.workloads.functional.run import FunctionalResult
 
         lt = lazy_trace(record, program, compute_values=False, max_steps=max_steps,
-                        max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, l1_sms=l1sms,
+                        max_wall_seconds=max_wall_seconds, **caches,
                         address_map=amap)
         fres = FunctionalResult(None, lt, 0, ctas_executed=lt.n_ctas)
         trace_cache_state = "off"
     elif subset is not None:
         fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
-                               max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, l1_sms=l1sms,
+                               max_wall_seconds=max_wall_seconds, **caches,
                                ctas=subset, address_map=amap)
         trace_cache_state = "off"
     else:
@@ -346,12 +347,12 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
             record, program, trace_cache,
             {"mode": mode, "sample": _sample_key(sample, seed) if mode == "sampled" else None, "waves": waves},
             want_trace=True, compute_values=compute, max_steps=max_steps, max_wall_seconds=max_wall_seconds,
-            l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, l1_sms=l1sms, address_map=amap)
+            **caches, address_map=amap)
     if smp is not None and subset is not None:   # the unsampled CTAs' share of the DRAM first touches (runner/sampling.py)
         # (on the same device memory: the block's addresses and control flow are what it measures)
         smp.calibrate_first_touches(fres.trace, lambda ctas: _run_functional(
             record, program, want_trace=True, compute_values=False, max_steps=max_steps,
-            max_wall_seconds=max_wall_seconds, l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, l1_sms=l1sms, ctas=ctas,
+            max_wall_seconds=max_wall_seconds, **caches, ctas=ctas,
             memory=fres.memory).trace)
     functional_s = time.perf_counter() - t_f
     trace = fres.trace
@@ -407,7 +408,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
             placed = dict(getattr(out.core, "placed", {}) or {})
             fres2 = _run_functional(record, program, want_trace=True, compute_values=True, clock_oracle=oracle,
                                     max_steps=max_steps, max_wall_seconds=max_wall_seconds, sm_of_cta=(lambda c, _p=placed: _p.get(c, 0)),
-                                    l2_capacity_bytes=l2cap, l1_capacity_bytes=l1cap, l1_sms=l1sms, address_map=amap)
+                                    **caches, address_map=amap)
             n2 = int(getattr(fres2, "dynamic_warp_instructions", 0) or 0)
             if n2 == n_prev or fres2.trace is None:
                 break

@@ -25,7 +25,7 @@ def _digest(stats) -> list:
 def main() -> None:
     import warpgraph as wg
     from warpgraph.runner.partitioned import run_timing_partitioned
-    from warpgraph.runner.simulate import _l1_bytes_per_cta, _run_functional
+    from warpgraph.runner.simulate import _l1_bytes_per_sm, _run_functional
     from warpgraph.runner.timing import run_timing
     from warpgraph.workloads.scale import scale_record
 
@@ -46,7 +46,7 @@ def main() -> None:
     t = time.perf_counter()
     l2cap = getattr(spec.l2, "reuse_capacity_bytes", None) or spec.l2.size_bytes
     fres = _run_functional(rec, prog, want_trace=True, compute_values=False, max_steps=0, max_wall_seconds=0,
-                           l2_capacity_bytes=l2cap, l1_capacity_bytes=_l1_bytes_per_cta(rec, prog, spec, per_sm=True),
+                           l2_capacity_bytes=l2cap, l1_capacity_bytes=_l1_bytes_per_sm(rec, prog, spec),
                            l1_sms=int(spec.sm.count))
     res["functional_s"] = time.perf_counter() - t
     res["dynamic_warp_instructions"] = int(fres.dynamic_warp_instructions)

@@ -1,4 +1,4 @@
-"""Per-CTA L1 data cache for plain ``ld.global`` during the functional pass (Hopper unified L1/shared array).
+"""The L1 data caches (one per SM, or one per CTA) for plain ``ld.global`` during the functional pass (Hopper unified L1/shared array).
 
 Without it, a kernel whose loads are not vectorised (e.g. Triton with N = 3000, not a multiple of 16: one 2-byte
 ``ld.global.b16`` per thread, each warp touching 32 different 128-B lines) would send 16x its useful bytes to L2,
@@ -11,48 +11,50 @@ shows a weight row every CTA re-reads reaching L2 once per SM, microbench/result
 or, keyed by the CTA, one per CTA of a resident CTA's share. ``.cg``/``.cv``/volatile loads, stores, atomics and
 cp.async bypass it.
 
-Storage: sorted ``(cta << 40) | sector`` keys with their insertion stamps (a vectorised hash map); entries older
+Storage: sorted ``(cache << 40) | sector`` keys with their insertion stamps (a vectorised hash map); entries older
 than the capacity are dropped when the table has grown past twice its live size.
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["L1PerCta"]
+__all__ = ["L1Caches"]
 
 _LINE_MASK = (1 << 40) - 1
 
 
-class L1PerCta:
-    def __init__(self, n_ctas: int, capacity_bytes: int, unit_bytes: int = 32):
+class L1Caches:
+    """``n_caches`` LRU caches of ``capacity_bytes`` each, addressed by cache index (an SM or a CTA)."""
+
+    def __init__(self, n_caches: int, capacity_bytes: int, unit_bytes: int = 32):
         self.cap = max(1, int(capacity_bytes) // unit_bytes)
         self.keys = np.zeros(0, dtype=np.int64)
         self.stamps = np.zeros(0, dtype=np.int64)
-        self.clock = np.zeros(int(n_ctas), dtype=np.int64)
+        self.clock = np.zeros(int(n_caches), dtype=np.int64)
         self._compact_at = 1 << 16
         self.hits = 0
         self.misses = 0
 
-    def access(self, cta: np.ndarray, line: np.ndarray) -> np.ndarray:
-        """``(cta, sector)`` pairs, unique, one request's sectors; returns the hit mask and inserts the misses."""
+    def access(self, cache: np.ndarray, line: np.ndarray) -> np.ndarray:
+        """``(cache, sector)`` pairs, unique, one request's sectors; returns the hit mask and inserts the misses."""
         n = len(line)
         if n == 0:
             return np.zeros(0, dtype=bool)
-        cta = np.asarray(cta, dtype=np.int64)
-        q = (cta << 40) | np.asarray(line, dtype=np.int64)
+        cache = np.asarray(cache, dtype=np.int64)
+        q = (cache << 40) | np.asarray(line, dtype=np.int64)
         K, S = self.keys, self.stamps
         pos = np.searchsorted(K, q)
         inb = pos < len(K)
         found = np.zeros(n, dtype=bool)
         found[inb] = K[pos[inb]] == q[inb]
         hit = found.copy()
-        hit[found] = self.clock[cta[found]] - S[pos[found]] < self.cap
+        hit[found] = self.clock[cache[found]] - S[pos[found]] < self.cap
         miss = ~hit
         if miss.any():
-            u, cnt = np.unique(cta[miss], return_counts=True)
+            u, cnt = np.unique(cache[miss], return_counts=True)
             self.clock[u] += cnt
-        # every accessed sector becomes most recent for its CTA
-        stamp = self.clock[cta]
+        # every accessed sector becomes most recent in its cache
+        stamp = self.clock[cache]
         S[pos[found]] = stamp[found]
         new = ~found
         if new.any():
@@ -70,7 +72,7 @@ class L1PerCta:
         return hit
 
     def _compact(self) -> None:
-        """Drop sectors that have fallen out of their CTA's LRU window (they can only miss again)."""
+        """Drop sectors that have fallen out of their cache's LRU window (they can only miss again)."""
         live = self.clock[self.keys >> 40] - self.stamps < self.cap
         self.keys = self.keys[live]
         self.stamps = self.stamps[live]

@@ -11,7 +11,7 @@ from ..memory import GLOBAL_BASE
 from ..ptx.model import Imm, Label
 from .cluster import ClusterBarrier, cluster_order, cluster_shape
 from .executor import Batch
-from .l1model import L1PerCta
+from .l1model import L1Caches
 from .l2model import L2Residency
 from .trace import BatchTrace, KernelTrace
 
@@ -104,7 +104,7 @@ class _Exec:
         # the L1 of each CTA's first-wave SM (l1_sms: CTA c uses SM c % l1_sms's cache, shared with the SM's other
         # CTAs), or one per CTA (l1_sms None)
         self.l1_sms = int(l1_sms) if l1_sms else None
-        self.l1 = (L1PerCta(self.l1_sms or n_ctas_total, l1_capacity_bytes)
+        self.l1 = (L1Caches(self.l1_sms or n_ctas_total, l1_capacity_bytes)
                    if want_trace and l1_capacity_bytes else None)
         self.stamp = np.zeros(mem.size // 32 + 1, dtype=np.int32) if want_trace else None
         # per 128-B line: 1 + the last CTA that read it from L2 (memops._warm_lines: its re-reads are near hits)
