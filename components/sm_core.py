@@ -79,6 +79,10 @@ OPS = OPS + ("ATOMG",)
 OP_ATOMG = len(OPS) - 1
 #: operand class of a tcgen05.mma in its trace payload (a2 >> 16, workloads/functional/tcgen05_ops.DCLASS)
 TC05_DTYPES = ("f16", "tf32", "e4m3", "s8")
+#: the tensor core's rate classes (``tensor_core.dense_<class>_flop_per_cycle_per_sm``) and the A/B types of each
+#: (components/tensor_core.py ``dtype_class``; an unlisted type is served at the FP16 rate there too)
+TC_RATE_CLASSES = ("fp16", "tf32", "fp8", "int8")
+_RATE_CLASS_OF = {"f16": 0, "bf16": 0, "tf32": 1, "e4m3": 2, "e5m2": 2, "s8": 3, "u8": 3, "s4": 3, "u4": 3}
 # ---- end tcgen05 block ----
 # ---- MEMBAR.ALL.GPU (fence.acq_rel at cluster/gpu/sys scope; the runner folds the implicit fence of a
 # .release.cluster mbarrier.arrive and of barrier.cluster.arrive.release into those ops): SMCore._membar
@@ -285,6 +289,9 @@ class SMCore:
         self.sm_warp_cycles = [0] * cfg.n_sms
         self.clock_issue: dict[tuple[int, int], int] = {}
         self.wgmma_flops = 0
+        #: asynchronous tensor FLOPs (wgmma, tcgen05) by rate class, in ``TC_RATE_CLASSES`` order: the utilisation
+        #: is their service time at each class's rate (an FP8 op takes half the time of an FP16 one of equal FLOPs)
+        self.async_flops_by_class = [0] * len(TC_RATE_CLASSES)
         self.mma_flops = 0
         self.global_sectors = 0
         self.l1_hit_lines = 0                 # 128-B lines of ld.global served by L1 (the trace's per-CTA L1 model)
@@ -1199,9 +1206,10 @@ class SMCore:
                 elif op == OP_WGMMA:
                     flops = W.a0[k]
                     self.wgmma_flops += flops
+                    self.async_flops_by_class[_RATE_CLASS_OF.get(T.aux[i], 0)] += flops
                     tc = self.tc
                     if tc is not None:
-                        done, rel, rfb = self._wgmma(W, tt, flops, W.a1[k], W.a2[k], W.a3[k])
+                        done, rel, rfb = self._wgmma(W, tt, flops, W.a1[k], W.a2[k], W.a3[k], T.aux[i])
                         if rel > tt + 1:  # accumulator queue full: the warp waits for the oldest op
                             W.hold_t = rel
                             W.hold_r = S.MATH_PIPE_THROTTLE
@@ -1553,7 +1561,7 @@ class SMCore:
         for ph in sorted(self._cb_open.get(ci, ())):
             self._cbar_try(ci, ph, t)
 
-    def _wgmma(self, W: _Warp, tt: int, flops: int, smem_bytes: int, n: int, a_regs: int):
+    def _wgmma(self, W: _Warp, tt: int, flops: int, smem_bytes: int, n: int, a_regs: int, dtype: str):
         """One ``wgmma`` of the bundle: the tensor unit is called once per warpgroup (its 4 warps together).
         A warpgroup split over several bundles (warps on different code paths, or the per-warp model): the op is
         warpgroup-collective (PTX ISA wgmma.mma_async: every thread of the warpgroup executes it, the
@@ -1587,11 +1595,11 @@ class SMCore:
                     pend += 1
                     continue
                 del cache[key]
-                d = tc.wgmma(ent[1], W.sm, (W.cta, x), pf * size, ps * size, n, bool(a_regs))
+                d = tc.wgmma(ent[1], W.sm, (W.cta, x), pf * size, ps * size, n, bool(a_regs), dtype)
                 for X in ent[2]:
                     self._wg_resolve(X, ordn, d)
             else:
-                d = tc.wgmma(tt, W.sm, (W.cta, x), pf * size, ps * size, n, bool(a_regs))
+                d = tc.wgmma(tt, W.sm, (W.cta, x), pf * size, ps * size, n, bool(a_regs), dtype)
             r = getattr(tc, "last_release", 0)
             b = getattr(tc, "last_rf_bytes", 0)
             if d > done:
@@ -1686,6 +1694,8 @@ class SMCore:
             if act and flops:
                 self.tc05_flops += flops
                 self.wgmma_flops += flops   # asynchronous tensor FLOPs (tensor_utilization_pct counts them)
+                dt = TC05_DTYPES[(W.a2[k] >> 16) & 3]
+                self.async_flops_by_class[_RATE_CLASS_OF.get(dt, 0)] += flops
                 if tc is None:
                     done = tt + T.lat[i]
                 else:
@@ -1694,7 +1704,6 @@ class SMCore:
                         raise SimulationError(f"tcgen05.mma on a tensor core of kind {getattr(tc, 'kind', '?')!r} "
                                               f"(kernel.ptx:{T.line[i]})",
                                               hint="an architecture whose tensor_core.kind is tcgen05 (b200)")
-                    dt = TC05_DTYPES[(W.a2[k] >> 16) & 3]
                     done = fn(tt, W.sm, flops, dt, (W.cta, W.w))
                 if done > st[0]:
                     st[0] = done

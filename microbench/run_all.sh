@@ -27,9 +27,22 @@ for s in ${SECTIONS:-tma mbarrier mma_sync wgmma nontensor memory bandwidth dsm 
   echo "rc=$?" >> "$RAW/log_$s.txt"
   tail -3 "$RAW/log_$s.txt"
 done
+if [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" wgmma_dtype "* ]]; then
+  echo "== wgmma_dtype"      # standalone program (src/wgmma_dtype.cu): wgmma rates by A/B type
+  "$HERE/run_wgmma_dtype.sh" "$RAW/wgmma_dtype" | tail -3
+  python3 "$HERE/parse_wgmma_dtype.py" "$RAW/wgmma_dtype" "$RAW/wgmma_dtype.json" || true
+fi
 kill $MON 2>/dev/null
 nvidia-smi -q -d CLOCK > "$RAW/clocks_after.txt" 2>&1
 python3 "$HERE/collect.py" "$RAW" "$OUTDIR/results.json"
+if [ -f "$RAW/wgmma_dtype.json" ]; then       # one results.json for warpgraph calibrate
+  python3 - "$OUTDIR/results.json" "$RAW/wgmma_dtype.json" <<'PY'
+import json, sys
+main, extra = (json.load(open(p)) for p in sys.argv[1:3])
+main["results"] += extra["results"]
+json.dump(main, open(sys.argv[1], "w"), indent=1)
+PY
+fi
 tar -C "$OUTDIR" -czf "$OUTDIR/raw.tar.gz" raw && rm -rf "$RAW"
 python3 "$HERE/calibrate.py" "$OUTDIR/results.json" --out "$OUTDIR/h200_calibrated_params.yaml" || true
 echo "next, where warpgraph is installed: warpgraph calibrate $OUTDIR --base h200 --out my_gpu.yaml"

@@ -14,6 +14,7 @@ import numpy as np
 from warpgraph.components import stalls as S
 from warpgraph.components.cta_scheduler import occupancy
 from warpgraph.components.sass_cost import sass_per_ptx
+from warpgraph.components.tensor_core import mma_key
 from warpgraph.components.sm_core import (INF, OPS, P_ALU, P_CBU, P_FMA, P_FP16, P_FP64, P_LSU, P_MIO, P_SFU,
                                           P_TENSOR, P_UNIFORM, CoreConfig, Group, SMCore, StaticTables)
 from warpgraph.components import sm_core as C
@@ -167,6 +168,8 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
         elif kind == "WGMMA":
             pipe, lat = P_TENSOR, 128
             ii = 1
+            # A's type picks the tensor core's service rate (tensor_core.dense_<class>_flop_per_cycle_per_sm)
+            aux = mma_key(ins.mods).split(".", 1)[0]
             # accumulators are ordered by wgmma.wait_group, not by the scoreboard
             srcs = tuple(r for r in srcs if r not in set(dsts))
             dsts = ()
@@ -976,9 +979,15 @@ def _outcome(core: SMCore, eng, cfg, occ, tables, units, unit_names, wall, spec)
     dram_r, dram_w = mem.dram_read_bytes, mem.dram_write_bytes
     l2b = mem.l2_read_bytes + mem.l2_write_bytes
     # the tensor variant's dense FP16 peak; the mma_sync-only variant (rtx5090) declares none: no utilisation (None)
-    peak = _typed(spec).tensor_core.dense_fp16_peak()
-    flops = core.wgmma_flops + core.mma_flops
-    tensor_util = (round(100.0 * flops / (peak * cfg.n_sms * cycles), 3) if cycles else 0.0) if peak else None
+    tcs = _typed(spec).tensor_core
+    peak = tcs.dense_fp16_peak()
+    tensor_util = None
+    if peak:
+        # busy cycles: mma.sync FLOPs at the FP16 peak, wgmma / tcgen05 FLOPs at their type's rate (an FP8 op of
+        # the same FLOPs takes half the service; h200_wgmma_dtype_2026-12-04)
+        busy = core.mma_flops / peak + sum(f / getattr(tcs, f"dense_{c}_flop_per_cycle_per_sm", peak)
+                                           for c, f in zip(C.TC_RATE_CLASSES, core.async_flops_by_class) if f)
+        tensor_util = round(100.0 * busy / (cfg.n_sms * cycles), 3) if cycles else 0.0
     metrics = {
         "cycles": int(cycles),
         "warp_instructions": int(issued),

@@ -284,7 +284,7 @@ class StandinTensorCore:
         self.free = {}
         self.c = {"wgmma": 0, "mma_sync": 0, "flops": 0, "busy_cycles": 0.0}
 
-    def wgmma(self, t, sm, wg_key, flops, smem_bytes, n, a_from_regs):
+    def wgmma(self, t, sm, wg_key, flops, smem_bytes, n, a_from_regs, dtype="f16"):
         s = max(float(t + self.issue), self.free.get(sm, 0.0))
         d = flops / self.rate
         self.free[sm] = s + d

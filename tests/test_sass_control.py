@@ -74,6 +74,22 @@ def test_control_extra_spreads_a_blocks_mean_by_cost():
     assert out == {0: 2, 1: 3, 2: 0, 3: 1}
 
 
+def test_control_extra_conserves_a_class_stall_total():
+    # block 0, one class (alu): instruction 0 has 1 SASS of its own with stall 13 (12 beyond issue) and takes 2
+    # more from the pool; instruction 1 has 1 of its own, stall 1 (0 beyond); the pool's 2 SASS stall 3 (2 each)
+    sums = {0: 12 + 0 + 4, ("i", 0): 12, ("i", 1): 0, (0, "alu"): 4}
+    ns = {0: 4, ("i", 0): 1, ("i", 1): 1, (0, "alu"): 2}
+    out = SS.control_extra([[0, 1]], [3, 1], sums, ns, ["alu", "alu"])
+    # instruction 0: its own 12 + 2 pool SASS at the pool's mean 2 = 16; instruction 1: its own 0 (the old rule,
+    # cost x own mean, gave 36 and 0: the pool's stalls were valued at the 13-cycle compare's)
+    assert out == {0: 16, 1: 0}
+    assert sum(out.values()) == sums[0]
+    # an unrolled loop (cost a quarter of the SASS charged): a quarter of the total, in the same proportions
+    q = SS.control_extra([[0, 1]], [1, 0], {0: 16, ("i", 0): 12, (0, "alu"): 4}, {0: 4, ("i", 0): 2, (0, "alu"): 2},
+                         ["alu", "alu"])
+    assert q == {0: 4, 1: 0}
+
+
 # ------------------------------------------------------------------------------------- the timing rule
 SPEC = load_arch("h200", overrides={"cta_scheduler.kernel_launch_latency_cycles": 0,
                                     "cta_scheduler.dispatch_cycles_per_cta": 0})

@@ -813,29 +813,57 @@ def control_extra(pblocks, cost, st_sum: dict, st_n: dict, cat=None) -> dict[int
 
     ``st_sum`` / ``st_n``: the sum of ``max(stall, 1) - 1`` and the number of the SASS :func:`attribute` charged
     (hoisted, sunk, unrolled as for the costs) per key: ``("i", i)`` the SASS that went to instruction i directly
-    (its own line, its class, its block), ``(b, class)`` the other SASS of a class in PTX block b, ``b`` all of
-    the block's. Instruction i gets ``cost[i]`` times the mean of the first key that has SASS: its own SASS, its
-    block's SASS of its class (``cat[i]``: mem, bar, ctrl, tensor, sfu, mio, alu), its block's; cumulatively
-    rounded in program order per block (deterministic). ptxas's line info is approximate inside a block (see
-    :func:`attribute`), so what is not the instruction's own SASS is spread over the block's instructions of a
-    class; never over the whole block first, so that a block's arithmetic stalls do not delay its loads
-    (gemm_ptr_M512_N3000's loop: 32 masked ``LDG`` with a mean stall of 1.44 against the block's 2.28)."""
+    (its own line, its class, its block), ``(b, class)`` the other SASS of a class in PTX block b (the pool),
+    ``b`` all of the block's. ptxas's line info is approximate inside a block (see :func:`attribute`), so the
+    pool is spread over the block's instructions of its class (``cat[i]``: mem, bar, ctrl, tensor, sfu, mio,
+    alu); never over the whole block first, so that a block's arithmetic stalls do not delay its loads
+    (gemm_ptr_M512_N3000's loop: 32 masked ``LDG`` with a mean stall of 1.44 against the block's 2.28).
+
+    The class's stall total is conserved: with f = (the class's cost) / (its SASS charged) (below 1 where
+    ptxas unrolled the loop), instruction i gets f x its own SASS's stalls plus the pool's mean for the rest of
+    its cost (``cost[i] - f x own``); one without own SASS gets its cost at the pool's mean, one without a pool
+    its cost at its own mean, and a block without classes its cost at the block's mean. (Valuing the pool SASS
+    an instruction takes at its *own* mean lost the 13-cycle ``ISETP`` / ``FSETP`` stalls before softmax_r32_c3000's
+    branches: 1.35 cycles per issue against the listing's 1.85, docs/accuracy.md.) Cumulatively rounded in
+    program order per block (deterministic)."""
     out = {i: 0 for b in pblocks for i in b}
     for b, idxs in enumerate(pblocks):
         n = st_n.get(b, 0)
         if not n:
             continue
+        frac: dict = {}          # class -> cost / SASS charged of the class (own + pool)
+        if cat is not None:
+            c_cost: dict = {}
+            c_n: dict = {}
+            for i in idxs:
+                if cost[i] > 0:
+                    c = cat[i]
+                    c_cost[c] = c_cost.get(c, 0) + cost[i]
+                    c_n[c] = c_n.get(c, 0) + st_n.get(("i", i), 0)
+            for c, cc in c_cost.items():
+                tot = c_n[c] + st_n.get((b, c), 0)
+                frac[c] = cc / tot if tot else 0.0
         acc = 0.0
         prev = 0
         for i in idxs:
             if cost[i] <= 0:
                 continue
-            ks = (("i", i), (b, cat[i])) if cat is not None else ()
-            k = next((k for k in ks if st_n.get(k)), None)
-            if k is not None:
-                acc += cost[i] * st_sum[k] / st_n[k]
-            else:
+            if cat is None:
                 acc += cost[i] * st_sum.get(b, 0) / n
+            else:
+                own_n = st_n.get(("i", i), 0)
+                pk = (b, cat[i])
+                pool_n = st_n.get(pk, 0)
+                if own_n and pool_n:
+                    f = frac[cat[i]]
+                    rest = cost[i] - f * own_n
+                    acc += f * st_sum[("i", i)] + (rest if rest > 0 else 0.0) * st_sum[pk] / pool_n
+                elif own_n:
+                    acc += cost[i] * st_sum[("i", i)] / own_n
+                elif pool_n:
+                    acc += cost[i] * st_sum[pk] / pool_n
+                else:
+                    acc += cost[i] * st_sum.get(b, 0) / n
             cur = int(acc + 0.5 + 1e-9)
             out[i] = cur - prev
             prev = cur

@@ -191,6 +191,7 @@ def tensor_cores(R: Results, out: dict) -> None:
         out["wgmma_flop"] = _p(("tensor_core", "dense_fp16_flop_per_cycle_per_sm"), st.median(fl),
                                "wgmma_throughput", tp[0]["file"], "median over N, SS/RS, 1-2 warpgroups",
                                noise=_spread(one or fl))
+        _wgmma_dtype_rates(R, out)
         lat = {x["params"]["n"]: float(x["stats"]["latency_cycles"]) for x in R.find("wgmma_latency", ab="ss")}
         ivl = {x["params"]["n"]: float(x["stats"]["issue_interval_per_wg"])
                for x in R.find("wgmma_throughput", ab="ss", warpgroups=1)}
@@ -200,6 +201,28 @@ def tensor_cores(R: Results, out: dict) -> None:
             out["wgmma_tail"] = _p(("tensor_core", "completion_latency_cycles"), tails[n0] - 8, "wgmma_latency",
                                    tp[0]["file"], f"min over N of SS latency - issue interval (N={n0}: "
                                    f"{tails[n0]:g}) - 8 cycles of fence/commit/wait issue (estimate)")
+
+
+#: wgmma A/B type -> the tensor core's dense-rate class (components/tensor_core.py ``dtype_class``)
+_WGMMA_RATE_KEYS = {"e4m3": "dense_fp8_flop_per_cycle_per_sm", "e5m2": "dense_fp8_flop_per_cycle_per_sm",
+                    "tf32": "dense_tf32_flop_per_cycle_per_sm"}
+
+
+def _wgmma_dtype_rates(R: Results, out: dict) -> None:
+    """FP8 / TF32 wgmma service rates from microbench/src/wgmma_dtype.cu (``wgmma_dtype`` tput rows: SM cycles
+    per wgmma, 1-2 warpgroups, 1 or 132 CTAs): the median FLOP per SM cycle over the type's rows; none when the
+    results hold no such run (the f16 rate above stays the only tensor rate)."""
+    by_key: dict[str, list] = {}
+    for x in R.find("wgmma_dtype", mode="tput"):
+        k = _WGMMA_RATE_KEYS.get(x["params"]["dtype"])
+        if k:
+            by_key.setdefault(k, []).append(x)
+    for k, rows in sorted(by_key.items()):
+        fl = [float(x["stats"]["flop_per_cycle_per_sm"]) for x in rows]
+        types = "/".join(sorted({x["params"]["dtype"] for x in rows}))
+        out[k] = _p(("tensor_core", k), st.median(fl), "wgmma_dtype", rows[0]["file"],
+                    f"{types} m64n128/256 SS: median FLOP per SM cycle over N, 1-2 warpgroups, 1 or 132 CTAs",
+                    noise=_spread(fl))
 
 
 def dsm(R: Results, out: dict) -> None:

@@ -103,6 +103,24 @@ def _hint_guess(target: float, fixed: dict) -> float:
     return target + fixed["try_wait"].value
 
 
+def _wgmma_tail_target(R: Results):
+    r = R.one("wgmma_latency", n=128, ab="ss")
+    raw = r.get("raw") or []
+    return (float(r["stats"]["latency_cycles"]), _spread(raw) if len(raw) > 1 else None, r["file"],
+            "fence + wgmma m64n128k16 SS + commit + wait_group 0, cycles per iteration")
+
+
+def _wgmma_tail_guess(target: float, fixed: dict) -> float:
+    if "wgmma_tail" not in fixed:
+        raise MissingResult("needs the closed-form wgmma completion tail (wgmma_latency and wgmma_throughput)")
+    return fixed["wgmma_tail"].value
+
+
+def _wgmma_tail_sim(run) -> float:
+    # k_wgmma.cu wgmma_lat_ss_n128: 16 iterations; out[0] = cycles (the loop's own instructions are in both)
+    return float(run("wgmma_lat_ss_m64n128k16_wg1")[0]) / 16
+
+
 def _spread(xs) -> float:
     xs = [float(x) for x in xs]
     return max(xs) - min(xs)
@@ -117,6 +135,10 @@ FITS: list[FitSpec] = [
     FitSpec("mbarrier try_wait hint", ("mbarrier", "try_wait_hint_complete_cycles"), "mbarrier_wait",
             ("mbarrier_try_wait_hint", "mbarrier_try_wait"), _hint_target,
             _hint_guess, _hint_sim),
+    # the tail is what the latency leaves after everything else the model charges for the loop (issue latency,
+    # service, fence / commit / wait and the loop's branch), so it is fitted on the replay, not read off
+    FitSpec("wgmma completion tail", ("tensor_core", "completion_latency_cycles"), "wgmma_latency",
+            ("wgmma_lat_ss_m64n128k16_wg1",), _wgmma_tail_target, _wgmma_tail_guess, _wgmma_tail_sim),
 ]
 
 

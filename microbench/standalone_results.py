@@ -1,0 +1,33 @@
+"""Provenance of a standalone microbenchmark run (``run_with_sass.sh PROGRAM OUTDIR``) for the
+``warpgraph-microbench/1`` documents its parser writes (what ``warpgraph calibrate`` reads): date, GPU, driver,
+compiler, clocks before / after (nvidia-smi), the device line the program prints (``DEV name=... sms=... cc=...``)
+and whether it finished (``rc 0`` in log.txt, ``DONE`` in its output)."""
+import re
+from pathlib import Path
+
+
+def provenance(d: Path, program: str) -> dict:
+    log = (d / "log.txt").read_text().splitlines()
+    out = (d / f"{program}.txt").read_text()
+    smi = [(d / f).read_text().splitlines() for f in ("smi_before.txt", "smi_after.txt")]
+    row = [s[1].split(", ") if len(s) > 1 else [] for s in smi]
+    dline = next((ln for ln in out.splitlines() if ln.startswith("DEV ")), "")
+    dev = dict(re.findall(r"(\w+)=(\S+)", dline))
+    m = re.search(r"name=(.*?) sms=", dline)
+    if m:
+        dev["name"] = m.group(1)
+    mhz = {}
+    for tag, r in zip(("smi_before", "smi_after"), row):
+        m = re.match(r"(\d+) MHz", r[1]) if len(r) > 1 else None
+        if m:
+            mhz[tag] = float(m.group(1))
+    ok = "rc 0" in log and "\nDONE" in out
+    return {"date_utc": log[0] if log else "", "gpu_name": row[0][0] if row[0] else "",
+            "driver_version": row[0][4] if len(row[0]) > 4 else "",
+            "nvcc": next((ln for ln in log if ln.startswith("Cuda compilation")), ""),
+            "build": f"nvcc -O3 -gencode=arch=compute_90a,code=sm_90a microbench/src/{program}.cu",
+            "clock_control": "none (clocks as found; nothing locked)",
+            "clocks_before": ", ".join(row[0][1:4]), "clocks_after": ", ".join(row[1][1:4]),
+            "sm_clock_probe_mhz": mhz,
+            "device": {"name": dev.get("name", ""), "sm_count": int(dev.get("sms", 0)), "cc": dev.get("cc", "")},
+            "sections": {program: "ok" if ok else "failed"}}
