@@ -148,6 +148,7 @@ class CoreConfig:
         self.policy = "gto"
         self.max_warps_per_sm = 64
         self.bar_latency = 20           # bar.sync release after the last arrival (cycles)
+        self.bar_per_warp = 0           # the barrier takes one warp's arrival per this many cycles
         self.branch_latency = 2         # taken-branch resolution (branch_resolving)
         self.warp_start_latency = 4     # first instruction fetch of a new warp (no_instruction)
         self.launch_latency = 200       # CTA launch after a retire (cycles)
@@ -615,7 +616,9 @@ class SMCore:
     # -- bar.sync ----------------------------------------------------------------------------------------
     def _bar_count(self, W: _Warp, bid: int, nthreads: int, t: int) -> list:
         """Count bundle W's warps toward barrier ``bid`` of its CTA at ``t``; the barrier record
-        ``[warps arrived, last arrival, waiting bundles, warps expected]``."""
+        ``[warps arrived, last arrival processed, waiting bundles, warps expected]``. The barrier takes one warp's
+        arrival per ``bar_per_warp`` cycles (H200 microbench alu_latency: back-to-back bar.sync of W warps take
+        12.7 + 2.0 x W cycles), so the last arrival is processed at least that long after the previous one."""
         bars = self.bars.get(W.cta)
         if bars is None:
             bars = self.bars[W.cta] = {}
@@ -626,6 +629,8 @@ class SMCore:
         b[0] += W.m
         if t > b[1]:
             b[1] = t
+        if self.cfg.bar_per_warp:
+            b[1] += W.m * self.cfg.bar_per_warp
         return b
 
     def _bar_arrive(self, W: _Warp, bid: int, nthreads: int, t: int) -> bool:

@@ -27,22 +27,28 @@ for s in ${SECTIONS:-tma mbarrier mma_sync wgmma nontensor memory bandwidth dsm 
   echo "rc=$?" >> "$RAW/log_$s.txt"
   tail -3 "$RAW/log_$s.txt"
 done
-if [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" wgmma_dtype "* ]]; then
-  echo "== wgmma_dtype"      # standalone program (src/wgmma_dtype.cu): wgmma rates by A/B type
-  "$HERE/run_wgmma_dtype.sh" "$RAW/wgmma_dtype" | tail -3
-  python3 "$HERE/parse_wgmma_dtype.py" "$RAW/wgmma_dtype" "$RAW/wgmma_dtype.json" || true
-fi
+# standalone programs whose results warpgraph calibrate reads too: wgmma rates by A/B type (src/wgmma_dtype.cu),
+# unit latencies / intervals and bar.sync (src/alu_latency.cu)
+STANDALONE="wgmma_dtype alu_latency"
+for P in $STANDALONE; do
+  if [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" $P "* ]]; then
+    echo "== $P"
+    "$HERE/run_$P.sh" "$RAW/$P" | tail -3
+    python3 "$HERE/parse_$P.py" "$RAW/$P" "$RAW/$P.json" || true
+  fi
+done
 kill $MON 2>/dev/null
 nvidia-smi -q -d CLOCK > "$RAW/clocks_after.txt" 2>&1
 python3 "$HERE/collect.py" "$RAW" "$OUTDIR/results.json"
-if [ -f "$RAW/wgmma_dtype.json" ]; then       # one results.json for warpgraph calibrate
-  python3 - "$OUTDIR/results.json" "$RAW/wgmma_dtype.json" <<'PY'
+for P in $STANDALONE; do                      # one results.json for warpgraph calibrate
+  [ -f "$RAW/$P.json" ] || continue
+  python3 - "$OUTDIR/results.json" "$RAW/$P.json" <<'PY'
 import json, sys
 main, extra = (json.load(open(p)) for p in sys.argv[1:3])
 main["results"] += extra["results"]
 json.dump(main, open(sys.argv[1], "w"), indent=1)
 PY
-fi
+done
 tar -C "$OUTDIR" -czf "$OUTDIR/raw.tar.gz" raw && rm -rf "$RAW"
 python3 "$HERE/calibrate.py" "$OUTDIR/results.json" --out "$OUTDIR/h200_calibrated_params.yaml" || true
 echo "next, where warpgraph is installed: warpgraph calibrate $OUTDIR --base h200 --out my_gpu.yaml"

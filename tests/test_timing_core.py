@@ -104,7 +104,9 @@ def test_bar_sync_waits_for_all_warps():
     ci = out.clock_issue
     lat = SPEC.latencies.fp32.latency_cycles
     t_bar0 = START + (nc - 1) * lat + 1            # warp 0's bar.sync issue
-    rel = t_bar0 + SPEC.latencies.bar_sync_release_cycles
+    # the barrier takes warp 0's (the last) arrival bar_sync_cycles_per_warp after it issues (warp 1's came long
+    # before), then releases bar_sync_release_cycles later
+    rel = t_bar0 + SPEC.latencies.bar_sync_cycles_per_warp + SPEC.latencies.bar_sync_release_cycles
     assert ci[(0, 0)] == rel and ci[(1, 0)] == rel
     assert out.metrics["stall_ratios_per_issue"]["barrier"] > 0
 

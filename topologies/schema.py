@@ -497,6 +497,10 @@ class LatenciesSpec(Section):
     fp64: UnitTiming = _ut(8, 2)
     sfu: UnitTiming = _ut(21, 8)
     cvt: UnitTiming = _ut(14, 4)
+    cvt_packed: UnitTiming = Field(
+        default_factory=lambda: UnitTiming(latency_cycles=14, interval_cycles=4),
+        description="float <-> float conversions of 32 bits or less (F2FP.*.PACK_AB, HADD2.F32); the default is "
+                    "cvt's, an architecture that measured them sets its own")
     branch: UnitTiming = _ut(4, 1)
     mio: UnitTiming = _ut(23, 2)
     lsu: UnitTiming = _ut(4, 1)
@@ -506,6 +510,8 @@ class LatenciesSpec(Section):
     ld_param_cycles: Cycles = Field(30, description="constant-cache hit (ld.param)")
     clock_read_cycles: Cycles = 6
     bar_sync_release_cycles: Cycles = Field(20, description="last arrival to release of bar.sync")
+    bar_sync_cycles_per_warp: Cycles = Field(0, description="a CTA barrier takes each warp's arrival this many "
+                                             "cycles after the previous one (0 = arrivals cost nothing)")
     membar_gpu_cycles: Cycles = Field(0, description="MEMBAR.ALL.GPU (fence.acq_rel.cluster/gpu/sys, the implicit fence of mbarrier.arrive .release.cluster/gpu and of barrier.cluster.arrive.release) with nothing outstanding")
     membar_drain_cycles: Cycles = Field(0, description="MEMBAR.ALL.GPU completes this long after the last of the SM's outstanding bulk (TMA) copies and the warp's stores completes")
 

@@ -270,9 +270,50 @@ def loaded(R: Results, out: dict) -> None:
 
 
 #: in order: tma uses mbarrier's try_wait
+#: unit class -> the alu_latency ops whose chains / throughput loops run on it (microbench/src/alu_latency.cu) and
+#: how many instructions one link is
+_ALU_CLASSES = {"int": (("imad",), 1), "fp32": (("fadd", "ffma"), 1), "fp16": (("hfma2",), 1),
+                "sfu": (("mufu_ex2", "mufu_rsq"), 1), "mio": (("shfl_bfly",), 1), "cvt_packed": (("cvt_f16_f32_pair",), 2)}
+
+
+def unit_latencies(R: Results, out: dict) -> None:
+    """Per unit class (h200.yaml ``latencies``): the latency = cycles per link of one warp's dependent chain
+    (median over the class's ops, divided by the instructions per link), the interval per sub-partition = 4 x the
+    SM cycles per instruction of 32 warps x 8 independent chains; bar.sync's cost per warp = the least-squares
+    slope of back-to-back bar.sync cycles against the warps (the release after it is fitted, fit.py)."""
+    rows = R.find("alu_latency")
+    if not rows:
+        raise MissingResult("no alu_latency results (microbench/src/alu_latency.cu)")
+    file = rows[0]["file"]
+    for cls, (ops, per) in _ALU_CLASSES.items():
+        lat = [float(r["stats"]["cycles"]) / per for r in rows
+               if r["params"].get("mode") == "lat" and r["params"].get("op") in ops]
+        tput = [4 * float(r["stats"]["cycles"]) / per for r in rows if r["params"].get("mode") == "tput"
+                and r["params"].get("op") in ops and r["params"].get("warps") == 32]
+        if lat:
+            out[f"lat_{cls}"] = _p(("latencies", cls, "latency_cycles"), st.median(lat), "alu_latency", file,
+                                   f"dependent chain of {'/'.join(ops)}: cycles per link / {per}",
+                                   noise=_spread(lat))
+        if tput:
+            out[f"ii_{cls}"] = _p(("latencies", cls, "interval_cycles"), st.median(tput), "alu_latency", file,
+                                  f"32 warps x 8 chains of {'/'.join(ops)}: 4 x SM cycles per instruction",
+                                  noise=_spread(tput))
+    bars = sorted((int(r["params"]["warps"]), float(r["stats"]["cycles"])) for r in rows
+                  if r["params"].get("unit") == "bar")
+    if len(bars) >= 2:
+        ws, cs = zip(*bars)
+        n = len(ws)
+        mw, mc = sum(ws) / n, sum(cs) / n
+        slope = sum((w - mw) * (c - mc) for w, c in bars) / sum((w - mw) ** 2 for w in ws)
+        out["bar_per_warp"] = _p(("latencies", "bar_sync_cycles_per_warp"), slope, "alu_latency", file,
+                                 f"back-to-back bar.sync of {'/'.join(map(str, ws))} warps: least-squares slope "
+                                 "of cycles per barrier against warps")
+
+
 DERIVATIONS: list[tuple[str, Callable]] = [
     ("mbarrier", mbarrier), ("shared memory", smem), ("caches / DRAM latency", caches), ("L1 tags", l1_tags),
-    ("TMA", tma), ("tensor cores", tensor_cores), ("DSM", dsm), ("CTA launch", launch), ("loaded DRAM", loaded)]
+    ("TMA", tma), ("tensor cores", tensor_cores), ("DSM", dsm), ("CTA launch", launch), ("loaded DRAM", loaded),
+    ("unit latencies", unit_latencies)]
 
 
 def closed_form(R: Results) -> tuple[dict[str, Param], list[str]]:

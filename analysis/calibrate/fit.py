@@ -121,6 +121,24 @@ def _wgmma_tail_sim(run) -> float:
     return float(run("wgmma_lat_ss_m64n128k16_wg1")[0]) / 16
 
 
+def _bar_target(R: Results):
+    r = R.one("alu_latency", unit="bar", warps=1)
+    raw = r.get("raw") or []
+    return (float(r["stats"]["cycles"]), _spread(raw) if len(raw) > 1 else None, r["file"],
+            "one warp's back-to-back bar.sync, cycles per barrier")
+
+
+def _bar_guess(target: float, fixed: dict) -> float:
+    if "bar_per_warp" not in fixed:
+        raise MissingResult("needs latencies.bar_sync_cycles_per_warp (closed form, alu_latency bar)")
+    return max(0.0, target - fixed["bar_per_warp"].value - 1)
+
+
+def _bar_sim(run) -> float:
+    # alu_latency.cu k_bar: out[0] = 100 x cycles per bar.sync
+    return float(run("alu_bar_w1")[0]) / 100
+
+
 def _spread(xs) -> float:
     xs = [float(x) for x in xs]
     return max(xs) - min(xs)
@@ -139,6 +157,8 @@ FITS: list[FitSpec] = [
     # service, fence / commit / wait and the loop's branch), so it is fitted on the replay, not read off
     FitSpec("wgmma completion tail", ("tensor_core", "completion_latency_cycles"), "wgmma_latency",
             ("wgmma_lat_ss_m64n128k16_wg1",), _wgmma_tail_target, _wgmma_tail_guess, _wgmma_tail_sim),
+    FitSpec("bar.sync release", ("latencies", "bar_sync_release_cycles"), "alu_latency", ("alu_bar_w1",),
+            _bar_target, _bar_guess, _bar_sim),
 ]
 
 
