@@ -47,6 +47,7 @@ from math import ceil
 
 from warpgraph.components.atomics import ACQUIRE, KEY_MASK, WRITE
 from warpgraph.components import stalls as S
+from warpgraph.components.tensor_core import DTYPE_CLASS as _TC_DTYPE_CLASS
 from warpgraph.core.errors import SimulationError
 from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
@@ -82,7 +83,7 @@ TC05_DTYPES = ("f16", "tf32", "e4m3", "s8")
 #: the tensor core's rate classes (``tensor_core.dense_<class>_flop_per_cycle_per_sm``) and the A/B types of each
 #: (components/tensor_core.py ``dtype_class``; an unlisted type is served at the FP16 rate there too)
 TC_RATE_CLASSES = ("fp16", "tf32", "fp8", "int8")
-_RATE_CLASS_OF = {"f16": 0, "bf16": 0, "tf32": 1, "e4m3": 2, "e5m2": 2, "s8": 3, "u8": 3, "s4": 3, "u4": 3}
+_RATE_CLASS_OF = {dt: TC_RATE_CLASSES.index(c) for dt, c in _TC_DTYPE_CLASS.items() if c in TC_RATE_CLASSES}
 # ---- end tcgen05 block ----
 # ---- MEMBAR.ALL.GPU (fence.acq_rel at cluster/gpu/sys scope; the runner folds the implicit fence of a
 # .release.cluster mbarrier.arrive and of barrier.cluster.arrive.release into those ops): SMCore._membar

@@ -39,10 +39,14 @@ from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
 
 __all__ = ["TensorCoreUnit", "MmaSyncTensorCoreUnit", "WgmmaTensorCoreUnit", "Tcgen05TensorCoreUnit",
-           "IdealQueueTensorCoreUnit", "mma_key", "dtype_class"]
+           "IdealQueueTensorCoreUnit", "mma_key", "dtype_class", "DTYPE_CLASS"]
 
 _DT = {"f16": "fp16", "bf16": "fp16", "tf32": "tf32", "e4m3": "fp8", "e5m2": "fp8", "s8": "int8", "u8": "int8",
        "f64": "fp64", "s4": "int8", "u4": "int8"}
+
+
+#: A/B type -> the tensor core's rate class (``dense_<class>_flop_per_cycle_per_sm``); unlisted types: fp16
+DTYPE_CLASS = _DT
 
 
 def dtype_class(dtype: str) -> str:

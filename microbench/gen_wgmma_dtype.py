@@ -14,7 +14,8 @@ def wgmma_asm(ab: str, n: int, k: int) -> str:
     regs = n // 2
     dl = ", ".join(f"%{i}" for i in range(regs))
     outs = ", ".join(f'"+f"(d[{i}])' for i in range(regs))
-    tail = ", 1, 1, 0, 0" if ab in ("f16", "bf16") else (", 1, 1" if ab == "tf32" else ", 1, 1")
+    # scale-d, imm-scale-a, imm-scale-b; f16 / bf16 also take the two transpose immediates (K-major: 0)
+    tail = ", 1, 1, 0, 0" if ab in ("f16", "bf16") else ", 1, 1"
     return (f'    asm volatile("{{\\n .reg .pred p;\\n setp.ne.b32 p, %{regs + 2}, 0;\\n '
             f'wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ab}.{ab} {{{dl}}}, %{regs}, %{regs + 1}, p{tail};\\n}}"\n'
             f'      : {outs}\n      : "l"(da), "l"(db), "r"(1) : "memory");\n')

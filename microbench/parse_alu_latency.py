@@ -7,7 +7,7 @@ import json, re, statistics, sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from standalone_results import provenance  # noqa: E402
+from standalone_results import write  # noqa: E402
 
 IDENT = ("mode", "op", "warps")
 #: cases whose SASS is not what they are named after (alu_latency.sass.gz): ptxas folds the rcp.approx chain
@@ -34,9 +34,4 @@ def parse(text: str) -> dict:
 
 
 if __name__ == "__main__":
-    d = Path(sys.argv[1])
-    res = parse((d / "alu_latency.txt").read_text())
-    res["provenance"] = provenance(d, "alu_latency")
-    res["source"] = f"microbench/src/alu_latency.cu on an NVIDIA H200 (raw: {d.name}/)"
-    out = Path(sys.argv[2]) if len(sys.argv) > 2 else d / "alu_latency.json"
-    out.write_text(json.dumps(res, indent=1) + "\n")
+    write(sys.argv, "alu_latency", parse)

@@ -8,7 +8,7 @@ import json, re, statistics, sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from standalone_results import provenance  # noqa: E402
+from standalone_results import write  # noqa: E402
 
 IDENT = ("mode", "dtype", "n", "k", "warpgroups", "grid")
 
@@ -34,9 +34,4 @@ def parse(text: str) -> dict:
 
 
 if __name__ == "__main__":
-    d = Path(sys.argv[1])
-    res = parse((d / "wgmma_dtype.txt").read_text())
-    res["provenance"] = provenance(d, "wgmma_dtype")
-    res["source"] = f"microbench/src/wgmma_dtype.cu on an NVIDIA H200 (raw: {d.name}/)"
-    out = Path(sys.argv[2]) if len(sys.argv) > 2 else d / "wgmma_dtype.json"
-    out.write_text(json.dumps(res, indent=1) + "\n")
+    write(sys.argv, "wgmma_dtype", parse)

@@ -31,3 +31,16 @@ def provenance(d: Path, program: str) -> dict:
             "sm_clock_probe_mhz": mhz,
             "device": {"name": dev.get("name", ""), "sm_count": int(dev.get("sms", 0)), "cc": dev.get("cc", "")},
             "sections": {program: "ok" if ok else "failed"}}
+
+
+def write(argv: list[str], program: str, parse) -> None:
+    """``parse_<program>.py OUTDIR [OUT.json]``: ``parse`` the program's output in OUTDIR, add the provenance and
+    write the document to OUT.json (default OUTDIR/<program>.json)."""
+    import json
+
+    d = Path(argv[1])
+    res = parse((d / f"{program}.txt").read_text())
+    res["provenance"] = provenance(d, program)
+    res["source"] = f"microbench/src/{program}.cu on an NVIDIA H200 (raw: {d.name}/)"
+    out = Path(argv[2]) if len(argv) > 2 else d / f"{program}.json"
+    out.write_text(json.dumps(res, indent=1) + "\n")

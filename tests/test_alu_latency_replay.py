@@ -4,18 +4,12 @@ made by microbench/make_alu_latency_records.py with the hardware run's iteration
 latencies and intervals (h200.yaml ``latencies``) come from this run; tolerance 5 % (issue 15)."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import numpy as np
 import pytest
 
-import warpgraph as wg
+from _replay_helpers import MB, measured, results, simulated
 from warpgraph.workloads.ptx.isa import Unit, classify
 
-ROOT = Path(wg.__file__).parent
-MB = ROOT / "workloads" / "microbench"
-RES = json.loads((ROOT / "microbench" / "results" / "h200_alu_latency_2026-12-04.json").read_text())["results"]
+RES = results("h200_alu_latency_2026-12-04.json")
 
 _CVT_TPUT = pytest.mark.xfail(strict=True, reason=(
     "32 warps x 8 independent f32 -> f16 -> f32 chains: the H200 issues a conversion pair per 0.50 SM cycles, the "
@@ -25,27 +19,17 @@ CASES = [pytest.param(p.name, marks=_CVT_TPUT) if p.name == "alu_tput_cvt_f16_f3
          for p in sorted(MB.glob("alu_*"))]
 
 
-def _measured(d: Path) -> float:
-    p = json.loads((d / "launch.json").read_text())["source"]["hardware"]["params"]
-    return next(r["stats"]["cycles"] for r in RES if r["params"] == p)
-
-
-def _simulated(d: Path, **kw) -> float:
-    res = wg.simulate(d, "h200", want_outputs=True, **kw)
-    return int(np.asarray(res.outputs["out"])[0]) / 100
-
-
 @pytest.mark.parametrize("name", CASES)
 def test_alu_latency_replay_matches_the_h200(name):
     d = MB / name
-    assert _simulated(d) == pytest.approx(_measured(d), rel=0.05)
+    assert simulated(d) == pytest.approx(measured(d, RES), rel=0.05)
 
 
 def test_bar_sync_takes_each_warps_arrival():
     """32 warps' back-to-back bar.sync: 76.8 cycles on the H200 (12.7 + 2.0 per warp); without the per-warp
     arrival cost the model released them in 28 (the 20-cycle release after the last arrival)."""
     d = MB / "alu_bar_w32"
-    assert _simulated(d, overrides={"latencies.bar_sync_cycles_per_warp": 0}) < 0.5 * _measured(d)
+    assert simulated(d, overrides={"latencies.bar_sync_cycles_per_warp": 0}) < 0.5 * measured(d, RES)
 
 
 @pytest.mark.parametrize("text, packed", [

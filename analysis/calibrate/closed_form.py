@@ -302,9 +302,7 @@ def unit_latencies(R: Results, out: dict) -> None:
                   if r["params"].get("unit") == "bar")
     if len(bars) >= 2:
         ws, cs = zip(*bars)
-        n = len(ws)
-        mw, mc = sum(ws) / n, sum(cs) / n
-        slope = sum((w - mw) * (c - mc) for w, c in bars) / sum((w - mw) ** 2 for w in ws)
+        slope = st.linear_regression(ws, cs).slope
         out["bar_per_warp"] = _p(("latencies", "bar_sync_cycles_per_warp"), slope, "alu_latency", file,
                                  f"back-to-back bar.sync of {'/'.join(map(str, ws))} warps: least-squares slope "
                                  "of cycles per barrier against warps")

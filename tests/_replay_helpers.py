@@ -1,0 +1,31 @@
+"""Shared by the replay tests of standalone microbenchmarks (records workloads/microbench/<prefix>_*, whose
+launch.json ``source.hardware.params`` names the matching row of a results JSON; the kernels write 100 x the
+timed statistic to ``out[0]``)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+import warpgraph as wg
+
+ROOT = Path(wg.__file__).parent
+MB = ROOT / "workloads" / "microbench"
+
+
+def results(name: str) -> list[dict]:
+    """The ``results`` rows of ``microbench/results/<name>``."""
+    return json.loads((ROOT / "microbench" / "results" / name).read_text())["results"]
+
+
+def measured(d: Path, rows: list[dict], stat: str = "cycles") -> float:
+    """The H200's statistic for record ``d``: the row whose params are the record's ``source.hardware.params``."""
+    p = json.loads((d / "launch.json").read_text())["source"]["hardware"]["params"]
+    return next(r["stats"][stat] for r in rows if r["params"] == p)
+
+
+def simulated(d: Path, **kw) -> float:
+    """``out[0] / 100`` of the record simulated on h200 (the clock-oracle outputs)."""
+    res = wg.simulate(d, "h200", want_outputs=True, **kw)
+    return int(np.asarray(res.outputs["out"])[0]) / 100
