@@ -12,7 +12,7 @@ from make_records import compile_ptx, nvcc_version, write_record  # noqa: E402
 RESULTS = "microbench/results/h200_alu_latency_2026-12-04.json"
 OPS = {0: "fadd", 1: "ffma", 2: "fmnmx", 3: "imad", 5: "hfma2", 6: "mufu_ex2", 8: "mufu_rsq", 9: "shfl_bfly",
        10: "cvt_f16_f32_pair", 12: "fsetp_sel"}
-TPUT = (0, 3, 6, 9, 10)
+TPUT = (0, 2, 3, 6, 9, 10, 12)
 ONE_F, HALF2_ONE = 0x3F800000, 0x3C003C00
 
 

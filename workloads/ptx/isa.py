@@ -217,6 +217,10 @@ def classify(opcode: str, mods: tuple[str, ...]) -> tuple[Kind, Unit]:
         return Kind.ALU, (Unit.CVT if opcode == "cvt" else Unit.INT)
     if "f64" in types:
         return Kind.ALU, Unit.FP64
+    if opcode in _F32_ON_ALU and types and all(t == "f32" for t in types):
+        # FMNMX / FSETP run on the ALU pipe at half the FMA rate (microbench alu_latency: 0.51 SM cycles per
+        # FMNMX at 32 warps against FADD's 0.26; an FSETP + SEL pair 1.01), with the 4-cycle latency of both
+        return Kind.ALU, Unit.INT
     if any(t in ("f16", "bf16", "f16x2", "bf16x2") for t in types) and opcode not in ("mov", "ld", "st"):
         return Kind.ALU, Unit.FP16
     if "f32" in types and opcode not in ("mov",):
@@ -240,6 +244,8 @@ _FLOAT_T = {"f16", "bf16", "f32", "f64", "tf32", "e4m3", "e5m2"}
 #: likewise), fixed-latency instructions, unlike F2I / I2F / F2F.F64 on the conversion unit
 _PACKED_CVT_T = {"f32", "f16", "bf16", "f16x2", "bf16x2", "e4m3x2", "e5m2x2", "e2m1x2", "e2m3x2", "e3m2x2"}
 _CVT_INT_ROUNDING = {"rni", "rzi", "rmi", "rpi"}
+#: f32 opcodes that ptxas issues on the ALU pipe (FMNMX, FSETP, FSET), not the FMA pipe
+_F32_ON_ALU = frozenset({"max", "min", "setp", "set"})
 
 
 def _packed_cvt(mods) -> bool:
