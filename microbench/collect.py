@@ -43,7 +43,8 @@ def main(raw, dst):
             r["section"] = name
             results.append(r)
         errors += [f"{name}: {e}" for e in d.get("errors", [])]
-        sections[name] = "ok"
+        # a standalone program's parsed results (run_all.sh, standalone_results.py) carry their own status
+        sections[name] = ((d.get("provenance") or {}).get("sections") or {}).get(name, "ok")
     for f in sorted(glob.glob(os.path.join(raw, "log_*.txt"))):
         name = os.path.basename(f)[4:-4]
         rc = re.findall(r"^rc=(\d+)", open(f).read(), re.M)

@@ -28,27 +28,18 @@ for s in ${SECTIONS:-tma mbarrier mma_sync wgmma nontensor memory bandwidth dsm 
   tail -3 "$RAW/log_$s.txt"
 done
 # standalone programs whose results warpgraph calibrate reads too: wgmma rates by A/B type (src/wgmma_dtype.cu),
-# unit latencies / intervals and bar.sync (src/alu_latency.cu)
-STANDALONE="wgmma_dtype alu_latency"
-for P in $STANDALONE; do
+# unit latencies / intervals and bar.sync (src/alu_latency.cu); their parsed results are sections (part_*.json)
+# that collect.py merges into results.json like build/bench's
+for P in wgmma_dtype alu_latency; do
   if [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" $P "* ]]; then
     echo "== $P"
     "$HERE/run_$P.sh" "$RAW/$P" | tail -3
-    python3 "$HERE/parse_$P.py" "$RAW/$P" "$RAW/$P.json" || true
+    python3 "$HERE/parse_$P.py" "$RAW/$P" "$RAW/part_$P.json" || true
   fi
 done
 kill $MON 2>/dev/null
 nvidia-smi -q -d CLOCK > "$RAW/clocks_after.txt" 2>&1
 python3 "$HERE/collect.py" "$RAW" "$OUTDIR/results.json"
-for P in $STANDALONE; do                      # one results.json for warpgraph calibrate
-  [ -f "$RAW/$P.json" ] || continue
-  python3 - "$OUTDIR/results.json" "$RAW/$P.json" <<'PY'
-import json, sys
-main, extra = (json.load(open(p)) for p in sys.argv[1:3])
-main["results"] += extra["results"]
-json.dump(main, open(sys.argv[1], "w"), indent=1)
-PY
-done
 tar -C "$OUTDIR" -czf "$OUTDIR/raw.tar.gz" raw && rm -rf "$RAW"
 python3 "$HERE/calibrate.py" "$OUTDIR/results.json" --out "$OUTDIR/h200_calibrated_params.yaml" || true
 echo "next, where warpgraph is installed: warpgraph calibrate $OUTDIR --base h200 --out my_gpu.yaml"

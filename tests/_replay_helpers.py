@@ -19,10 +19,22 @@ def results(name: str) -> list[dict]:
     return json.loads((ROOT / "microbench" / "results" / name).read_text())["results"]
 
 
+def hardware_params(d: Path) -> dict:
+    """The record's ``source.hardware.params``: which results row it replays."""
+    return json.loads((d / "launch.json").read_text())["source"]["hardware"]["params"]
+
+
+def stats_of(rows: list[dict], params: dict) -> dict:
+    """The ``stats`` of the results row with these params."""
+    for r in rows:
+        if r["params"] == params:
+            return r["stats"]
+    raise AssertionError(f"no H200 result for {params}")
+
+
 def measured(d: Path, rows: list[dict], stat: str = "cycles") -> float:
     """The H200's statistic for record ``d``: the row whose params are the record's ``source.hardware.params``."""
-    p = json.loads((d / "launch.json").read_text())["source"]["hardware"]["params"]
-    return next(r["stats"][stat] for r in rows if r["params"] == p)
+    return stats_of(rows, hardware_params(d))[stat]
 
 
 def simulated(d: Path, **kw) -> float:

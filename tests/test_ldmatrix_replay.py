@@ -3,18 +3,12 @@ the H200 (microbench/results/h200_ldmatrix_2026-12-04/ldmatrix.json; records wor
 microbench/make_ldmatrix_records.py, 64 throughput iterations instead of 256). Tolerance 10 % (issue 15)."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import numpy as np
 import pytest
 
-import warpgraph as wg
+from _replay_helpers import MB, measured, results, simulated
 
-ROOT = Path(wg.__file__).parent
-MB = ROOT / "workloads" / "microbench"
-RES = json.loads((ROOT / "microbench" / "results" / "h200_ldmatrix_2026-12-04" / "ldmatrix.json")
-                 .read_text())["results"]
+RES = results("h200_ldmatrix_2026-12-04/ldmatrix.json")
+
 
 _PTX_ORDER = pytest.mark.xfail(strict=True, reason=(
     "each warp issues 8 independent ldmatrix.x4 per iteration, each followed in the PTX by the xor that uses it; "
@@ -42,10 +36,7 @@ CASES = [
 @pytest.mark.parametrize("name", CASES)
 def test_ldmatrix_replay_matches_the_h200(name):
     d = MB / name
-    p = json.loads((d / "launch.json").read_text())["source"]["hardware"]["params"]
-    want = next(r["stats"]["cycles"] for r in RES if r["params"] == p)
-    res = wg.simulate(d, "h200", want_outputs=True)
-    sim = int(np.asarray(res.outputs["out"])[0]) / 100
+    sim, want = simulated(d), measured(d, RES)
     assert sim == pytest.approx(want, rel=0.10), (sim, want)
 
 
@@ -53,8 +44,6 @@ def test_ldmatrix_matrices_are_not_bank_conflict_ways():
     """With the bank-conflict step (2 cycles per extra way) on its matrices a dependent ldmatrix.x4 link takes 51
     cycles (H200 44.6); ``shared_memory.ldmatrix_latency_cycles_per_extra_matrix`` 0 gives 45."""
     d = MB / "ldsm_lat_x4"
-    step = wg.simulate(d, "h200", want_outputs=True,
-                       overrides={"shared_memory.ldmatrix_latency_cycles_per_extra_matrix": 2})
-    own = wg.simulate(d, "h200", want_outputs=True)
-    a, b = (int(np.asarray(r.outputs["out"])[0]) / 100 for r in (step, own))
+    a = simulated(d, overrides={"shared_memory.ldmatrix_latency_cycles_per_extra_matrix": 2})
+    b = simulated(d)
     assert a - b == pytest.approx(6, abs=0.5)

@@ -7,19 +7,15 @@ complete. Compared: the median over the fencing CTAs' fence, or over the others'
 (issue 19)."""
 from __future__ import annotations
 
-import json
 import statistics
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import warpgraph as wg
+from _replay_helpers import MB, hardware_params, results, stats_of
 
-ROOT = Path(wg.__file__).parent
-MB = ROOT / "workloads" / "microbench"
-RES = json.loads((ROOT / "microbench" / "results" / "h200_membar_load_2026-12-04" / "membar_load.json")
-                 .read_text())["results"]
+RES = results("h200_membar_load_2026-12-04/membar_load.json")
 
 _LOCKSTEP = pytest.mark.xfail(strict=True, reason=(
     "132 SMs issue their copies in lock-step, then fence: the H200 takes 863 / 1,236 cycles (16 / 32 KiB; every "
@@ -54,21 +50,14 @@ CASES = [
 ]
 
 
-def _hw(params: dict) -> dict:
-    for r in RES:
-        if r["params"] == params:
-            return r["stats"]
-    raise AssertionError(f"no H200 result for {params}")
-
-
 def _replay(name: str, overrides=None) -> tuple[float, float]:
     """(sim, H200): the fencers' median fence; the median copy time of the fencers' role when they skip the
     fence (flag 64), or of the copiers when nothing fences."""
     d = MB / name
-    p = json.loads((d / "launch.json").read_text())["source"]["hardware"]["params"]
+    p = hardware_params(d)
     res = wg.simulate(d, "h200", want_outputs=True, overrides=overrides)
     o = np.asarray(res.outputs["out"]).astype(np.int64).reshape(-1, 4)
-    hw = _hw(p)
+    hw = stats_of(RES, p)
     if p["fencers"] and p["flags"] & 64:
         return statistics.median(o[o[:, 3] == 1, 1] / 100), hw["done_f"]
     if p["fencers"]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from warpgraph.analysis.calibrate.results import MissingResult, Results
+from warpgraph.components.tensor_core import DTYPE_CLASS
 
 __all__ = ["Param", "closed_form", "DERIVATIONS"]
 
@@ -203,20 +204,15 @@ def tensor_cores(R: Results, out: dict) -> None:
                                    f"{tails[n0]:g}) - 8 cycles of fence/commit/wait issue (estimate)")
 
 
-#: wgmma A/B type -> the tensor core's dense-rate class (components/tensor_core.py ``dtype_class``)
-_WGMMA_RATE_KEYS = {"e4m3": "dense_fp8_flop_per_cycle_per_sm", "e5m2": "dense_fp8_flop_per_cycle_per_sm",
-                    "tf32": "dense_tf32_flop_per_cycle_per_sm"}
-
-
 def _wgmma_dtype_rates(R: Results, out: dict) -> None:
     """FP8 / TF32 wgmma service rates from microbench/src/wgmma_dtype.cu (``wgmma_dtype`` tput rows: SM cycles
     per wgmma, 1-2 warpgroups, 1 or 132 CTAs): the median FLOP per SM cycle over the type's rows; none when the
     results hold no such run (the f16 rate above stays the only tensor rate)."""
     by_key: dict[str, list] = {}
     for x in R.find("wgmma_dtype", mode="tput"):
-        k = _WGMMA_RATE_KEYS.get(x["params"]["dtype"])
-        if k:
-            by_key.setdefault(k, []).append(x)
+        c = DTYPE_CLASS.get(x["params"]["dtype"])      # the type's rate class, as the tensor core serves it
+        if c and c != "fp16":                          # (the FP16 rate comes from wgmma_throughput above)
+            by_key.setdefault(f"dense_{c}_flop_per_cycle_per_sm", []).append(x)
     for k, rows in sorted(by_key.items()):
         fl = [float(x["stats"]["flop_per_cycle_per_sm"]) for x in rows]
         types = "/".join(sorted({x["params"]["dtype"] for x in rows}))

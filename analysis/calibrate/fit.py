@@ -103,11 +103,16 @@ def _hint_guess(target: float, fixed: dict) -> float:
     return target + fixed["try_wait"].value
 
 
-def _wgmma_tail_target(R: Results):
-    r = R.one("wgmma_latency", n=128, ab="ss")
+def _one_stat(R: Results, bench: str, stat: str, how: str, **params):
+    """A target read off one result: (its statistic, the spread of its raw repeats or None, its file, ``how``)."""
+    r = R.one(bench, **params)
     raw = r.get("raw") or []
-    return (float(r["stats"]["latency_cycles"]), _spread(raw) if len(raw) > 1 else None, r["file"],
-            "fence + wgmma m64n128k16 SS + commit + wait_group 0, cycles per iteration")
+    return float(r["stats"][stat]), _spread(raw) if len(raw) > 1 else None, r["file"], how
+
+
+def _wgmma_tail_target(R: Results):
+    return _one_stat(R, "wgmma_latency", "latency_cycles",
+                     "fence + wgmma m64n128k16 SS + commit + wait_group 0, cycles per iteration", n=128, ab="ss")
 
 
 def _wgmma_tail_guess(target: float, fixed: dict) -> float:
@@ -122,10 +127,8 @@ def _wgmma_tail_sim(run) -> float:
 
 
 def _bar_target(R: Results):
-    r = R.one("alu_latency", unit="bar", warps=1)
-    raw = r.get("raw") or []
-    return (float(r["stats"]["cycles"]), _spread(raw) if len(raw) > 1 else None, r["file"],
-            "one warp's back-to-back bar.sync, cycles per barrier")
+    return _one_stat(R, "alu_latency", "cycles", "one warp's back-to-back bar.sync, cycles per barrier",
+                     unit="bar", warps=1)
 
 
 def _bar_guess(target: float, fixed: dict) -> float:
