@@ -224,6 +224,9 @@ class MemorySystem:
         self.near_lines = 0
         self._ack = None          # _l2: the acknowledgement cycle of the last request (global_access)
         self.last_ack = 0         # global_access: the last request's acknowledgement cycle
+        #: per SM: the latest completion (load data back, store / atomic acknowledged) of any global request it
+        #: issued (what a MEMBAR.ALL.GPU waits for with ``latencies.membar_drains: sm``)
+        self.sm_outstanding = [0] * n_sm
 
     # ------------------------------------------------------------------------------------------------
     @property
@@ -461,8 +464,13 @@ class MemorySystem:
         #: ld_cg 319.3), and with every SM's own lines (grid 132) the fence stays within 385-612 cycles: no far
         #: mode (a far-homed line would take ~271.5 + 461). ``done`` (MSHR occupancy, drains) keeps the home
         #: partition's latency. Loads: ``last_ack`` = ``done``.
-        self.last_ack = _ceil(ack)
+        self.last_ack = la = _ceil(ack)
         di = _ceil(done)
+        so = self.sm_outstanding
+        if di > so[sm]:
+            so[sm] = di
+        if la > so[sm]:
+            so[sm] = la
         if not cpa:
             heappush(fl, (di, lines))
             n += lines

@@ -159,6 +159,7 @@ class CoreConfig:
         self.fence_latency = 8
         self.membar_gpu = 0             # MEMBAR.ALL.GPU with nothing outstanding (latencies.membar_gpu_cycles)
         self.membar_drain = 0           # ... after the last outstanding TMA copy / store (latencies.membar_drain_cycles)
+        self.membar_sm = False          # ... and after every global request of the SM (latencies.membar_drains sm)
         self.clock_latency = 2
         self.mbar_wait_reason = S.LONG_SCOREBOARD     # no-hint try_wait: SYNCS.PHASECHK result (L1TEX path)
         self.mbar_sleep_reason = S.SLEEPING           # try_wait with a suspend hint
@@ -982,6 +983,10 @@ class SMCore:
                 # ---------------- less frequent ops ----------------
                 pos += 1
                 if op == OP_EXIT:
+                    if pos < n:
+                        # an EXIT of some lanes (SASS ``@P EXIT``; the functional pass runs a diverged path to its
+                        # end before the rest of the warp): they retire, the warp's other lanes go on
+                        continue
                     te = t if t > W.st_ack else W.st_ack
                     if c and kmax > 1:
                         # each warp's EXIT took c of the bundle's c*kmax slots: it waits out the rest
@@ -1326,6 +1331,10 @@ class SMCore:
             t0 = tt
             if release:
                 g = self._l2_ack_fence(W, tt)
+                if self.cfg.membar_sm:
+                    so = mem.sm_outstanding[W.sm] + self.cfg.membar_drain
+                    if so > tt and (g is None or so > g):
+                        g = so
                 if g is not None:
                     t0 = g
                     if t0 > W.hold_t:
@@ -1398,6 +1407,10 @@ class SMCore:
                 m = max(a)
                 if m > out:
                     out = m
+        if self.cfg.membar_sm and self.mem is not None:
+            so = self.mem.sm_outstanding[W.sm]
+            if so > out:
+                out = so
         if out > tt and out + self.cfg.membar_drain > h:
             h = out + self.cfg.membar_drain
         g = self._l2_ack_fence(W, tt)    # and for the L2 acknowledgements of the warp's stores and atomics

@@ -514,6 +514,11 @@ class LatenciesSpec(Section):
                                              "cycles after the previous one (0 = arrivals cost nothing)")
     membar_gpu_cycles: Cycles = Field(0, description="MEMBAR.ALL.GPU (fence.acq_rel.cluster/gpu/sys, the implicit fence of mbarrier.arrive .release.cluster/gpu and of barrier.cluster.arrive.release) with nothing outstanding")
     membar_drain_cycles: Cycles = Field(0, description="MEMBAR.ALL.GPU completes this long after the last of the SM's outstanding bulk (TMA) copies and the warp's stores completes")
+    membar_drains: Literal["warp", "sm"] = Field(
+        "warp", description="what else MEMBAR.ALL.GPU (and the release side of a .release / .acq_rel atomic) "
+                            "waits for, membar_drain_cycles after its completion: 'warp' = the warp's own stores "
+                            "and atomics; 'sm' = every global request the SM has outstanding (any warp's loads, "
+                            "stores, atomics, cp.async)")
 
 
 # --------------------------------------------------------------------------------------------------------
