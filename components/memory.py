@@ -205,6 +205,8 @@ class MemorySystem:
         self.atom_extra = float(l2s.atomic_extra_latency_cycles)
         self.atom_acquire = float(l2s.atomic_acquire_cycles)
         self.fence_gpu = float(l2s.fence_gpu_cycles)
+        #: share of the partition's DRAM backlog an L2 hit waits (l2.hit_dram_queue_share)
+        self.hit_q = float(l2s.hit_dram_queue_share)
         _lp = float(l2s.lock_retry_period_cycles)
         self.locks = LockTable(_lp) if _lp > 0 else None
         # line key -> [merge window end, done, mergeable bytes, reads] (cp.async; scope "fill"), or
@@ -297,6 +299,20 @@ class MemorySystem:
                     e = ew
             if e + self.near_lat > ack:      # acknowledged by the SM's near partition (global_access)
                 ack = e + self.near_lat
+            if self.hit_q and not dram_bytes and not write:
+                # an L2 hit behind DRAM misses at the slices (microbench membar_load: an L2-resident 16 KiB copy
+                # among 99 SMs streaming DRAM-missing copies takes 1,051 cycles, 476 among L2-resident ones)
+                # the misses ahead wait for DRAM: its backlog (fluid server) plus the loaded latency the model
+                # charges them (a * u / (1 - u), microbench loaded_latency)
+                hq = self.hbm_srv[p].free - t
+                if hq < 0:
+                    hq = 0.0
+                if self.hbm_qa:
+                    hq += self._loaded_latency(self._hbm_util(p, t))
+                if hq > 0:
+                    hq = e + self.hit_q * hq
+                    if hq > e:
+                        e = hq
             if dram_bytes:
                 db = dram_bytes * frac
                 if write:

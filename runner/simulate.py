@@ -397,12 +397,15 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     outputs = fres.outputs if compute else None
     if subset is not None:
         outputs = None     # only the sampled CTAs ran: metrics['sampling']['outputs'] says so
+    oracle_info = None
     if compute and subset is None and _reads_clock(program) and out.clock_issue:
         # Clock oracle (design.md, execution model 4). A kernel whose control flow reads the clock (a spin
         # `while (clock() - t < N)`) takes a different path under the oracle than in the first functional pass
         # (whose clock is a slow counter, so spin loops overshoot): re-time the oracle run's trace until its
         # dynamic instruction count is a fixed point (spin loops converge in 2-3 rounds).
         n_prev = trace_dyn = int(getattr(fres, "dynamic_warp_instructions", 0) or 0)
+        counts = [n_prev]
+        converged = False
         for _round in range(6):
             oracle = _clock_oracle(out.clock_issue)
             placed = dict(getattr(out.core, "placed", {}) or {})
@@ -410,18 +413,30 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
                                     max_steps=max_steps, max_wall_seconds=max_wall_seconds, sm_of_cta=(lambda c, _p=placed: _p.get(c, 0)),
                                     **caches, address_map=amap)
             n2 = int(getattr(fres2, "dynamic_warp_instructions", 0) or 0)
+            counts.append(n2)
             if n2 == n_prev or fres2.trace is None:
+                converged = True
                 break
             n_prev = n2
             trace = fres2.trace
             out = _time(trace)
         del trace_dyn
         outputs = fres2.outputs
+        oracle_info = {"rounds": len(counts) - 1, "converged": converged, "dynamic_warp_instructions": counts}
+        if not converged:
+            import warnings
+
+            warnings.warn(f"{getattr(record, 'name', record)}: the clock oracle found no fixed point in "
+                          f"{len(counts) - 1} rounds (dynamic warp-instructions per round: {counts}); the outputs "
+                          f"and the cycles are the last round's. The kernel's control flow depends on %clock "
+                          f"values the timing pass does not settle (e.g. nested clock spin loops).", stacklevel=2)
     if check:
         chk = _check(record, outputs)
     wall = time.perf_counter() - t0
     m = out.metrics
     m["wall_seconds"] = wall
+    if oracle_info is not None:
+        m["clock_oracle"] = oracle_info
     m["functional_wall_seconds"] = functional_s
     m["trace_cache"] = trace_cache_state
     m["timing_share_pct"] = round(100.0 * m["timing_wall_seconds"] / wall, 1) if wall > 0 else 0.0

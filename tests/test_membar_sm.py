@@ -46,3 +46,4 @@ def test_the_warp_rule_ignores_other_warps_loads_and_the_sm_rule_waits_for_them(
     atom, _ = _fence("msm_g1_l4_x5")
     atom_sm, _ = _fence("msm_g1_l4_x5", "sm")
     assert atom_sm > atom + 0.3 * batch
+

@@ -6,6 +6,10 @@
 //   MIX mode=<m> warps=<W>: m = shfl (8 SHFL.BFLY), lds (8 LDS.32, conflict free), lds128 (8 LDS.128),
 //       shfl_lds (8 SHFL + 8 LDS.32), shfl_lds128 (8 SHFL + 8 LDS.128), shfl_ffma (8 SHFL + 8 FFMA).
 //       cycles = SM cycles per iteration per warp (one iteration = the 8 or 16 instructions of its mix).
+// W = 1, 2, 4 keep at most one warp per sub-partition: 8 independent SHFL chains of one warp take 32 cycles per
+// iteration if each sub-partition has its own 4-cycle MIO slot (the model), ~8 if the one-per-SM-cycle SHFL
+// throughput is shared by the sub-partitions (an idle neighbour's share is free): that decides the model of
+// FlashAttention's row-reduction bursts.
 // A self-contained program; one text line per result (parsed by microbench/parse_mio_mix.py). Clocks are never
 // touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a mio_mix.cu
 #include "common.cuh"
@@ -86,7 +90,7 @@ static const char* NAMES[] = {"shfl", "lds", "lds128", "shfl_lds", "shfl_lds128"
 
 template <int MODE>
 static void run_mode() {
-  for (int W : {8, 16, 32})
+  for (int W : {1, 2, 4, 8, 16, 32})   // 1-4: one warp per sub-partition at most (a per-SP MIO pipe vs an SM-wide one)
     for (int rep = 0; rep < 3; ++rep) {
       k_mix<MODE><<<1, 32 * W>>>(d_out, 0x3f800000u, 0u, 32);
       CK(cudaGetLastError());
