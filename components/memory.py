@@ -37,10 +37,6 @@ Model (paper III, hopper-blackwell-facts.md 2.2):
   applies the same scopes to TMA boxes (without the hit-on-miss wait; reason there). Model SM ids are GPC-major
   (``fabric.sms_per_gpc``), the order in which the hardware's CTA scheduler fills the first wave (same
   microbenchmark, ``map.txt``).
-* **Hits behind misses** (``l2.hit_dram_queue_share``; H200 microbench membar_load, 2026-12-04: an L2-resident
-  16 KiB copy among 99 SMs streaming DRAM-missing copies takes 1,051 cycles, 476 among L2-resident ones): a read
-  that needs no DRAM bytes waits that share of its partition's DRAM queue at arrival (the HBM server's backlog
-  plus the loaded latency the misses ahead pay), as a FIFO slice would hold it behind them.
 * Loads complete when their last sector returns. Utilisation: busy cycles per 1k-cycle bucket for every L2 and
   HBM partition server (``utilisation()``).
 """
@@ -209,9 +205,6 @@ class MemorySystem:
         self.atom_extra = float(l2s.atomic_extra_latency_cycles)
         self.atom_acquire = float(l2s.atomic_acquire_cycles)
         self.fence_gpu = float(l2s.fence_gpu_cycles)
-        #: share of the partition's DRAM backlog an L2 hit waits (l2.hit_dram_queue_share)
-        self.hit_q = float(l2s.hit_dram_queue_share)
-        self.hbm_work = [0.0] * self.parts   # per partition: when the DRAM work reserved so far is done (FIFO)
         _lp = float(l2s.lock_retry_period_cycles)
         self.locks = LockTable(_lp) if _lp > 0 else None
         # line key -> [merge window end, done, mergeable bytes, reads] (cp.async; scope "fill"), or
@@ -304,21 +297,6 @@ class MemorySystem:
                     e = ew
             if e + self.near_lat > ack:      # acknowledged by the SM's near partition (global_access)
                 ack = e + self.near_lat
-            if self.hit_q and not dram_bytes and not write:
-                # an L2 hit behind DRAM misses at the slices (microbench membar_load: an L2-resident 16 KiB copy
-                # among 99 SMs streaming DRAM-missing copies takes 1,051 cycles, 476 among L2-resident ones)
-                # the misses ahead wait for DRAM: the DRAM work queued ahead (``hbm_work``: the server's backlog
-                # without the arrival windows of streamed requests, which hold its free pointer but not the slices)
-                # plus the loaded latency the model charges them (a * u / (1 - u), microbench loaded_latency)
-                hq = self.hbm_work[p] - t
-                if hq < 0:
-                    hq = 0.0
-                if self.hbm_qa:
-                    hq += self._loaded_latency(self._hbm_util(p, t))
-                if hq > 0:
-                    hq = e + self.hit_q * hq
-                    if hq > e:
-                        e = hq
             if dram_bytes:
                 db = dram_bytes * frac
                 if write:
@@ -329,8 +307,6 @@ class MemorySystem:
                 t_in = e - (b * self.l2_srv[p].inv)
                 hs = self.hbm_srv[p]
                 amt = db * self.hbm_wcost if write else db
-                w = self.hbm_work[p]
-                self.hbm_work[p] = (w if w > t_in else t_in) + hs.occupancy(amt)   # sampled: with the others' share
                 e2 = hs.reserve(t_in, amt) + self.dram_lat
                 if not write and fsrv is not None:
                     # the fill writes the DRAM data into the L2 data array

@@ -362,10 +362,6 @@ class L2Spec(Section):
         "outstanding DRAM fill only, none = never")
     requests_per_lookup_max: PosInt | None = Field(None, description="at most this many reads share one L2 lookup "
                                                    "(None: no limit)")
-    hit_dram_queue_share: float = Field(
-        0.0, ge=0, le=1, description="an L2 hit (a read that needs no DRAM bytes) waits this share of its partition's "
-        "DRAM backlog at arrival: misses queued at the slices ahead of it hold the slice (0: hits are served apart "
-        "from the DRAM queue)")
     # global atomics (components/atomics.py; H200 microbench/src/atomics.cu); 0 = not modelled
     atomic_extra_latency_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="an atom / red round trip "
                                                "beyond an L2 hit's (the slice's read-modify-write)")
