@@ -1331,10 +1331,6 @@ class SMCore:
             t0 = tt
             if release:
                 g = self._l2_ack_fence(W, tt)
-                if self.cfg.membar_sm:
-                    so = mem.sm_outstanding[W.sm] + self.cfg.membar_drain
-                    if so > tt and (g is None or so > g):
-                        g = so
                 if g is not None:
                     t0 = g
                     if t0 > W.hold_t:
@@ -1375,13 +1371,23 @@ class SMCore:
             rk[d] = S.LONG_SCOREBOARD
 
     def _l2_ack_fence(self, W: _Warp, tt: int) -> int | None:
-        """End of a .gpu fence issued at ``tt`` by its L2 part: ``l2.fence_gpu_cycles`` after the last L2
-        acknowledgement of the warp's global stores / atomics (microbench h200_atomics_2026-12-03); None when the
-        memory unit models none (``fence_gpu`` 0) or there is no memory unit."""
-        fg = self.mem.fence_gpu if self.mem is not None else 0.0
-        if not fg:
+        """End of a .gpu fence issued at ``tt`` (MEMBAR.ALL.GPU, also the release side of an atomic) by its L2
+        part: ``l2.fence_gpu_cycles`` after the last L2 acknowledgement of the warp's global stores / atomics
+        (microbench h200_atomics_2026-12-03), and with ``latencies.membar_drains: sm`` no earlier than
+        ``membar_drain_cycles`` after the SM's outstanding global requests (any warp's) complete; None when
+        neither applies or there is no memory unit."""
+        mem = self.mem
+        if mem is None:
             return None
-        return int((W.gack if W.gack > tt else tt) + fg)
+        g = None
+        fg = mem.fence_gpu
+        if fg:
+            g = int((W.gack if W.gack > tt else tt) + fg)
+        if self.cfg.membar_sm:
+            so = mem.sm_outstanding[W.sm]
+            if so > tt and (g is None or so + self.cfg.membar_drain > g):
+                g = so + self.cfg.membar_drain
+        return g
 
     def _lock_grant(self, W: _Warp, c: float) -> None:
         """The lock an atom.cas of ``W`` waits for is taken at the L2: its result is back at ``c``."""
@@ -1407,10 +1413,6 @@ class SMCore:
                 m = max(a)
                 if m > out:
                     out = m
-        if self.cfg.membar_sm and self.mem is not None:
-            so = self.mem.sm_outstanding[W.sm]
-            if so > out:
-                out = so
         if out > tt and out + self.cfg.membar_drain > h:
             h = out + self.cfg.membar_drain
         g = self._l2_ack_fence(W, tt)    # and for the L2 acknowledgements of the warp's stores and atomics
