@@ -2,8 +2,11 @@
 bytes, flags), the mean over the launches (reps) of each per-launch median (fence, done_f, done_o: cycles), the
 reps' spread, and per fencing CTA the CTA lines of the two cases that print them.
 usage: python3 microbench/parse_membar_load.py OUTDIR"""
-import json, re, statistics, sys
+import json, re, sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from standalone_results import mean_over_reps  # noqa: E402
 
 IDENT = ("grid", "fencers", "bytes", "flags")
 STATS = {"fence_med": "fence", "done_f": "done_f", "done_o": "done_o", "fence_min": "fence_min",
@@ -11,28 +14,16 @@ STATS = {"fence_med": "fence", "done_f": "done_f", "done_o": "done_o", "fence_mi
 
 
 def parse(text: str) -> dict:
-    rows: dict = {}
     ctas: dict = {}
     for line in text.splitlines():
         tag, _, rest = line.partition(" ")
+        if tag != "CTA":
+            continue
         kv = dict(re.findall(r"(\w+)=([^\s]+)", rest))
-        if tag == "CTA":
-            key = " ".join(f"{k}={kv[k]}" for k in IDENT)
-            ctas.setdefault(key, []).append({k: (float(kv[k]) if k in ("fence", "done") else int(kv[k]))
-                                             for k in ("block", "smid", "fenced", "fence", "done")})
-            continue
-        if tag != "MBL":
-            continue
-        kv.setdefault("flags", "0")
-        ident = {k: int(kv[k]) for k in IDENT}
-        r = rows.setdefault(tuple(ident.items()), {"params": ident, "reps": []})
-        r["reps"].append({v: float(kv[k]) for k, v in STATS.items()})
-    out = []
-    for r in rows.values():
-        st = {k: statistics.fmean(x[k] for x in r["reps"]) for k in STATS.values()}
-        st["fence_reps"] = [x["fence"] for x in r["reps"]]
-        out.append({"bench": "mbl", "params": r["params"], "stats": st})
-    return {"results": out, "ctas": ctas}
+        key = " ".join(f"{k}={kv[k]}" for k in IDENT)
+        ctas.setdefault(key, []).append({k: (float(kv[k]) if k in ("fence", "done") else int(kv[k]))
+                                         for k in ("block", "smid", "fenced", "fence", "done")})
+    return {"results": mean_over_reps(text, "MBL", IDENT, STATS, "mbl", "fence", {"flags": "0"}), "ctas": ctas}
 
 
 if __name__ == "__main__":

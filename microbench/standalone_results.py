@@ -3,6 +3,7 @@
 compiler, clocks before / after (nvidia-smi), the device line the program prints (``DEV name=... sms=... cc=...``)
 and whether it finished (``rc 0`` in log.txt, ``DONE`` in its output)."""
 import re
+import statistics
 from pathlib import Path
 
 
@@ -44,3 +45,28 @@ def write(argv: list[str], program: str, parse) -> None:
     res["source"] = f"microbench/src/{program}.cu on an NVIDIA H200 (raw: {d.name}/)"
     out = Path(argv[2]) if len(argv) > 2 else d / f"{program}.json"
     out.write_text(json.dumps(res, indent=1) + "\n")
+
+
+def mean_over_reps(text: str, tag: str, ident: tuple, stats: dict, bench: str, reps_of: str,
+                   defaults: dict | None = None) -> list[dict]:
+    """The ``tag`` lines of a program's output (``TAG k=v k=v ...``, one per launch), grouped by the ``ident``
+    keys (ints; ``defaults`` fills keys a line lacks): per group ``{"bench", "params", "stats"}`` with the mean over
+    its launches of each ``stats`` key (renamed to ``stats[key]``) and ``<reps_of>_reps``, that statistic's
+    per-launch values. Groups in order of first appearance."""
+    rows: dict = {}
+    for line in text.splitlines():
+        t, _, rest = line.partition(" ")
+        if t != tag:
+            continue
+        kv = dict(re.findall(r"(\w+)=([^\s]+)", rest))
+        for k, v in (defaults or {}).items():
+            kv.setdefault(k, v)
+        params = {k: int(kv[k]) for k in ident}
+        r = rows.setdefault(tuple(params.items()), {"params": params, "reps": []})
+        r["reps"].append({v: float(kv[k]) for k, v in stats.items()})
+    out = []
+    for r in rows.values():
+        st = {k: statistics.fmean(x[k] for x in r["reps"]) for k in stats.values()}
+        st[f"{reps_of}_reps"] = [x[reps_of] for x in r["reps"]]
+        out.append({"bench": bench, "params": r["params"], "stats": st})
+    return out

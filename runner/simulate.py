@@ -403,8 +403,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         # `while (clock() - t < N)`) takes a different path under the oracle than in the first functional pass
         # (whose clock is a slow counter, so spin loops overshoot): re-time the oracle run's trace until its
         # dynamic instruction count is a fixed point (spin loops converge in 2-3 rounds).
-        n_prev = trace_dyn = int(getattr(fres, "dynamic_warp_instructions", 0) or 0)
-        counts = [n_prev]
+        counts = [int(getattr(fres, "dynamic_warp_instructions", 0) or 0)]    # per round
         converged = False
         for _round in range(6):
             oracle = _clock_oracle(out.clock_issue)
@@ -413,14 +412,12 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
                                     max_steps=max_steps, max_wall_seconds=max_wall_seconds, sm_of_cta=(lambda c, _p=placed: _p.get(c, 0)),
                                     **caches, address_map=amap)
             n2 = int(getattr(fres2, "dynamic_warp_instructions", 0) or 0)
+            converged = n2 == counts[-1] or fres2.trace is None
             counts.append(n2)
-            if n2 == n_prev or fres2.trace is None:
-                converged = True
+            if converged:
                 break
-            n_prev = n2
             trace = fres2.trace
             out = _time(trace)
-        del trace_dyn
         outputs = fres2.outputs
         oracle_info = {"rounds": len(counts) - 1, "converged": converged, "dynamic_warp_instructions": counts}
         if not converged:
