@@ -90,6 +90,9 @@ _RATE_CLASS_OF = {dt: TC_RATE_CLASSES.index(c) for dt, c in _TC_DTYPE_CLASS.item
 OP_MEMBAR = len(OPS)
 OPS = OPS + ("MEMBAR",)
 
+#: bytes of a sector, the unit of the trace's global access sizes (workloads/functional/memops.py)
+SECTOR_BYTES = 32
+
 # pipes of a sub-partition (index 0 is the issue slot)
 PIPES = ("issue", "fma", "alu", "fp16", "fp64", "sfu", "mio", "lsu", "tensor", "cbu", "uniform")
 (P_ISSUE, P_FMA, P_ALU, P_FP16, P_FP64, P_SFU, P_MIO, P_LSU, P_TENSOR, P_CBU, P_UNIFORM) = range(len(PIPES))
@@ -168,6 +171,8 @@ class CoreConfig:
         self.lsu_ii_per_line = 1        # LSU cycles per 128-B line of a global access
         self.l1_hit_latency = 33        # ld.global whose lines all hit the L1 (trace a3 >> 32 = hit lines)
         self.l1_tag_cycles_per_line = 0.0  # L1TEX stage cycles per 128-B line looked up (l1.tag_cycles_per_line)
+        self.store_cycles_per_byte = 0.0   # the SM's store data path (1 / l1.store_bytes_per_cycle; 0: none)
+        self.store_queue_bytes = 0.0       # store data held ahead of that path before the LSU stalls
         self.window = 32                # run-ahead window of an SM beyond the engine's next event (cycles)
         self.runahead_own = False       # run ahead of the SM's own event time instead (runner/partitioned.py)
         for k, v in kw.items():
@@ -300,6 +305,7 @@ class SMCore:
         self.l1_hit_lines = 0                 # 128-B lines of ld.global served by L1 (the trace's per-CTA L1 model)
         self.shared_wavefronts = 0
         self.l1_stage = [0.0] * cfg.n_sms     # per-SM L1TEX data/tag stage: free from this cycle
+        self.st_path = [0.0] * cfg.n_sms      # per-SM store data path to L2 (l1.store_bytes_per_cycle): free from
         self.ctas_done = 0
         self.on_cta = None                    # progress hook: on_cta(ctas_done, n_ctas, cycle) as each CTA retires
         self.age = 0
@@ -1062,6 +1068,8 @@ class SMCore:
                             s1 = tt
                         e1 = s1 + c1
                         l1s[sm] = e1
+                        if op == OP_STG and sectors and self.cfg.store_cycles_per_byte:
+                            e1 = self._store_path(sm, tt, e1, sectors)
                         te = int(e1) + (e1 > int(e1))
                         if sectors:
                             self.global_sectors += sectors
@@ -1117,6 +1125,8 @@ class SMCore:
                             ack = done
                         else:
                             ack = mem.last_ack + (te - tt) if wf else mem.last_ack
+                            if wf and te > tt and ack > mem.sm_outstanding[sm]:
+                                mem.sm_outstanding[sm] = ack      # acknowledged after its data left the SM
                         if ack > W.gack:
                             W.gack = ack
                         if wf:
@@ -1369,6 +1379,28 @@ class SMCore:
         for d in dsts:
             rr[d] = done
             rk[d] = S.LONG_SCOREBOARD
+
+    def _store_path(self, sm: int, tt: int, e1: float, sectors: int) -> float:
+        """A store's data leaves SM ``sm`` for L2 through its store path after the L1TEX stage (``e1``): one
+        ``l1.store_bytes_per_cycle`` server per SM (H200 microbench sm_store_rate, 2026-12-05: 32.0 B/cycle for
+        1-66 SMs, 2-32 warps, 4-16 B per lane, st.global and st.global.cg alike; loads of the same pattern reach
+        106). Once more than ``l1.store_queue_bytes`` wait for it, the SM's LSU pipes are held (lg_throttle) until
+        the excess has left (bursts of 16 / 32 / 128 KiB: 484 / 1,001 / 4,162 cycles, ~0.8 KiB queued). Returns
+        when this store's data has left."""
+        cfg = self.cfg
+        sp = self.st_path
+        s0 = sp[sm]
+        if s0 < e1:
+            s0 = e1
+        s1 = s0 + sectors * SECTOR_BYTES * cfg.store_cycles_per_byte
+        sp[sm] = s1
+        hold = s1 - cfg.store_queue_bytes * cfg.store_cycles_per_byte
+        if hold > tt:
+            h = int(hold) + (hold > int(hold))
+            for st in self.spst[sm]:
+                if h > st[P_LSU]:
+                    st[P_LSU] = h
+        return s1
 
     def _l2_ack_fence(self, W: _Warp, tt: int) -> int | None:
         """End of a .gpu fence issued at ``tt`` (MEMBAR.ALL.GPU, also the release side of an atomic) by its L2

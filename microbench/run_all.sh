@@ -28,9 +28,10 @@ for s in ${SECTIONS:-tma mbarrier mma_sync wgmma nontensor memory bandwidth dsm 
   tail -3 "$RAW/log_$s.txt"
 done
 # standalone programs whose results warpgraph calibrate reads too: wgmma rates by A/B type (src/wgmma_dtype.cu),
-# unit latencies / intervals and bar.sync (src/alu_latency.cu); their parsed results are sections (part_*.json)
+# unit latencies / intervals and bar.sync (src/alu_latency.cu), the SM store path (src/sm_store_rate.cu); their
+# parsed results are sections (part_*.json)
 # that collect.py merges into results.json like build/bench's
-for P in wgmma_dtype alu_latency; do
+for P in wgmma_dtype alu_latency sm_store_rate; do
   if [ -z "${SECTIONS:-}" ] || [[ " $SECTIONS " == *" $P "* ]]; then
     echo "== $P"
     "$HERE/run_$P.sh" "$RAW/$P" | tail -3

@@ -348,6 +348,8 @@ def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> Co
         poll_latency=int(spec.mbarrier.try_wait_cycles),
         l1_hit_latency=int(spec.l1.hit_latency_cycles),
         l1_tag_cycles_per_line=float(spec.l1.tag_cycles_per_line),
+        store_cycles_per_byte=(1.0 / float(spec.l1.store_bytes_per_cycle) if spec.l1.store_bytes_per_cycle else 0.0),
+        store_queue_bytes=float(spec.l1.store_queue_bytes),
     )
 
 

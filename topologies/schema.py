@@ -324,9 +324,17 @@ class L1Spec(Section):
     mshrs: Annotated[int, Field(gt=0, le=1 << 16)] = 256
     tag_cycles_per_line: float = Field(0.0, ge=0, le=MAX_CYCLES, description="L1TEX stage cycles per 128-B line a warp access "
                                        "looks up (the stage also takes one cycle per bank wavefront)")
+    store_bytes_per_cycle: PosFloat | None = Field(
+        None, description="global store data leaves an SM for L2 at this rate (its stores share it; None: not "
+        "modelled, stores leave at the L1TEX stage's pace)")
+    store_queue_bytes: float = Field(0.0, ge=0, le=1 << 24, description="store data an SM holds ahead of its store "
+                                     "path before its warps' global memory instructions wait (lg_throttle); "
+                                     "with store_bytes_per_cycle only")
 
     @model_validator(mode="after")
     def _check(self):
+        if self.store_queue_bytes and self.store_bytes_per_cycle is None:
+            raise ValueError("store_queue_bytes needs store_bytes_per_cycle (the queue drains at that rate)")
         if self.line_bytes % self.sector_bytes:
             raise ValueError(f"line_bytes={self.line_bytes} not a multiple of sector_bytes={self.sector_bytes}")
         return self
@@ -517,8 +525,9 @@ class LatenciesSpec(Section):
     membar_drains: Literal["warp", "sm"] = Field(
         "warp", description="what else MEMBAR.ALL.GPU (and the release side of a .release / .acq_rel atomic) "
                             "waits for, membar_drain_cycles after its completion: 'warp' = the warp's own stores "
-                            "and atomics; 'sm' = every global request the SM has outstanding (any warp's loads, "
-                            "stores, atomics, cp.async)")
+                            "and atomics; 'sm' = every global request the SM has outstanding (any warp's "
+                            "stores, atomics, cp.async; a load until L2 has answered it as a hit would, "
+                            "without its DRAM part)")
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -304,10 +304,37 @@ def unit_latencies(R: Results, out: dict) -> None:
                                  "of cycles per barrier against warps")
 
 
+def store_path(R: Results, out: dict) -> None:
+    """The SM's store path from microbench/src/sm_store_rate.cu (``ssr`` rows; op 0 = st.global.cg, 2 = plain
+    st.global): ``l1.store_bytes_per_cycle`` = the median bytes per cycle of the 64-round store runs on 1-66 SMs
+    whose warps x bytes per lane reach the plateau (>= 32: fewer are issue-bound); ``l1.store_queue_bytes`` = the
+    bytes one round's burst (1 SM, 16-B stores) gets out ahead of that rate, bytes - cycles x rate, mean over the
+    bursts of 4 and 8 warps."""
+    rows = [r for r in R.find("ssr") if r["params"].get("op") in (0, 2)]
+    if not rows:
+        raise MissingResult("no sm_store_rate results (microbench/src/sm_store_rate.cu)")
+    file = rows[0]["file"]
+    flat = [float(r["stats"]["bytes_per_cycle"]) for r in rows if r["params"].get("reps") == 64
+            and r["params"]["grid"] <= 66 and r["params"]["warps"] * r["params"]["width"] >= 32]
+    if not flat:
+        raise MissingResult("no 64-round store runs of >= 32 B per warp-lane set (sm_store_rate.cu)")
+    rate = st.median(flat)
+    out["store_bpc"] = _p(("l1", "store_bytes_per_cycle"), rate, "sm_store_rate", file,
+                          f"median of {len(flat)} store runs (2-32 warps, 4-16 B per lane, 1-66 SMs)",
+                          noise=_spread(flat), integer=False, digits=1)
+    burst = [float(r["params"]["warps"] * 8 * 32 * 16) - float(r["stats"]["cycles"]) * rate for r in rows
+             if r["params"].get("reps") == 1 and r["params"]["grid"] == 1 and r["params"]["width"] == 16
+             and r["params"]["warps"] in (4, 8) and r["params"]["op"] == 0]
+    if burst:
+        out["store_queue"] = _p(("l1", "store_queue_bytes"), st.fmean(burst), "sm_store_rate", file,
+                                "one round of 16-B stores from 4 / 8 warps: bytes - cycles x store rate, mean",
+                                noise=_spread(burst))
+
+
 DERIVATIONS: list[tuple[str, Callable]] = [
     ("mbarrier", mbarrier), ("shared memory", smem), ("caches / DRAM latency", caches), ("L1 tags", l1_tags),
     ("TMA", tma), ("tensor cores", tensor_cores), ("DSM", dsm), ("CTA launch", launch), ("loaded DRAM", loaded),
-    ("unit latencies", unit_latencies)]
+    ("unit latencies", unit_latencies), ("store path", store_path)]
 
 
 def closed_form(R: Results) -> tuple[dict[str, Param], list[str]]:
