@@ -223,6 +223,7 @@ class MemorySystem:
         self._tacc: dict[tuple[str, bool], list] = {}
         self.near_lines = 0
         self._ack = None          # _l2: the acknowledgement cycle of the last request (global_access)
+        self._hit_done = 0.0      # _l2: when the last read would be back had all its lines hit
         self.last_ack = 0         # global_access: the last request's acknowledgement cycle
         #: per SM: the latest completion (load data back, store / atomic acknowledged) of any global request it
         #: issued (what a MEMBAR.ALL.GPU waits for with ``latencies.membar_drains: sm``)
@@ -260,6 +261,7 @@ class MemorySystem:
             self._trace_sample(t)
         done = 0.0
         ack = 0.0
+        hdone = 0.0
         self.near_lines += near
         self.far_lines += lines - near
         for p in range(P):
@@ -326,6 +328,8 @@ class MemorySystem:
                 if rec_on:
                     self._trace_note("hbm", write, e2 - self.dram_lat - db * self.hbm_srv[p].inv,
                                      e2 - self.dram_lat, db)
+                if not write and e + lat > hdone:
+                    hdone = e + lat          # as if the lines had hit (a fence orders a load without its DRAM part)
                 if e2 > e:
                     e = e2
             if lat_all is not None:
@@ -340,7 +344,10 @@ class MemorySystem:
                 e += lat  # acknowledgement from the slice
             if e > done:
                 done = e
+            if e > hdone and not dram_bytes:
+                hdone = e
         self._ack = ack
+        self._hit_done = hdone
         return done
 
     # -- event recording ------------------------------------------------------------------------------
@@ -448,7 +455,9 @@ class MemorySystem:
             done = self._fill_merge(s1, sm, key, sbytes, dbytes, lines, write, warm)
         if not write:
             # crossbar response port of the SM
+            d0 = done
             done = self._xbar(sm, t, done, sbytes)
+            port = done - d0
         ack = self._ack if self._ack is not None and (write or op == "atom") else done
         if wait > 0:
             x = start + self.near_lat + (self.dram_lat if dbytes > 0 and not write else 0)
@@ -467,8 +476,18 @@ class MemorySystem:
         self.last_ack = la = _ceil(ack)
         di = _ceil(done)
         so = self.sm_outstanding
-        if di > so[sm]:
-            so[sm] = di
+        if write or op == "atom" or self._ack is None:
+            if di > so[sm]:
+                so[sm] = di
+        else:
+            # a load is ordered for a fence once L2 has looked it up and answered, not when DRAM data is back: H200
+            # microbench membar_sm (2026-12-05), a fence beside 8 loader warps of its SM takes ~700 cycles whether
+            # their loads hit L2 (batch 505) or miss to DRAM (batch 1,313): a miss counts as the hit it would be
+            # (its slices' service and L2 latency, and the response port's delay)
+            la = self._hit_done + port
+            if la > done:
+                la = done
+            la = _ceil(la)
         if la > so[sm]:
             so[sm] = la
         if not cpa:

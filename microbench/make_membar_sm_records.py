@@ -2,8 +2,7 @@
 tests/test_membar_sm.py: the PTX nvcc makes for the H200 (nvcc -ptx -arch=sm_90a -O3), launched as the host code
 does (1 CTA per SM: 32 x (1 + loaders) threads, 150 KiB dynamic shared memory), with one fence instead of 16 and fewer loader
 batches (32) than the device run (16 / 256) to keep the tests short. source.hardware names the case in
-microbench/results/h200_membar_sm_<date>/membar_sm.json once the program has run on an H200 (not yet: the device
-was not lent in the session that wrote it).
+microbench/results/h200_membar_sm_2026-12-05/membar_sm.json (the H200 run).
 usage: python3 microbench/make_membar_sm_records.py [--nvcc nvcc]"""
 import argparse, os, sys
 
@@ -15,8 +14,11 @@ ENTRY = "_Z5k_msmPKcPcPjPyjjj"
 DYN = 150 * 1024
 ITERS, BATCHES = 4, 32
 CTA_COLD = 1 << 20
-# (grid, loaders, flags): the idle fence; the fence / the acq_rel atomic beside 4 loader warps streaming DRAM misses
-CASES = [(1, 0, 0), (1, 4, 1), (1, 4, 5)]
+RESULTS = "microbench/results/h200_membar_sm_2026-12-05/membar_sm.json"
+# (grid, loaders, flags): the idle fence and atomic; one SM with 8 loader warps (L2 hits, DRAM misses, stores); CTA 0
+# alone with loaders among 131 idle SMs (8: hits, 9: misses); every SM with 4 loaders (fence / atomic, hits / misses)
+CASES = [(1, 0, 0), (1, 0, 4), (1, 8, 0), (1, 8, 1), (1, 8, 3), (132, 8, 8), (132, 8, 9),
+         (132, 4, 0), (132, 4, 1), (132, 4, 4), (132, 4, 5)]
 
 
 def name(g, n, fl):
@@ -36,7 +38,7 @@ def main():
                      what=f"MSM grid={g} loaders={n} flags={fl}: out[4b] = 100 x mean fence (flag 4: acq_rel atom) "
                           "cycles, out[4b+1] / out[4b+3] = the loaders' mean cycles per 8-load batch",
                      hardware={"bench": "msm", "params": {"grid": g, "loaders": n, "flags": fl},
-                               "results": "microbench/results/h200_membar_sm (not measured yet: run_membar_sm.sh)"},
+                               "results": RESULTS},
                      compiler=nv, grid=(g, 1, 1), block=(32 * (1 + n), 1, 1), shared_bytes=DYN,
                      buffers={"warm": {"dtype": "uint8", "shape": [8 << 20], "init": "zeros", "l2_resident": True},
                               "cold": {"dtype": "uint8", "shape": [cold], "init": "zeros"},

@@ -1,49 +1,77 @@
-"""MEMBAR.ALL.GPU beside the SM's other warps (microbench/src/membar_sm.cu through the real pipeline; records
-workloads/microbench/msm_*, made by microbench/make_membar_sm_records.py with 4 fences and 32 loader batches).
+"""MEMBAR.ALL.GPU beside the SM's other warps (microbench/src/membar_sm.cu through the real pipeline) against the
+H200 (microbench/results/h200_membar_sm_2026-12-05/membar_sm.json; records workloads/microbench/msm_*, made by
+microbench/make_membar_sm_records.py with 4 fences and 32 loader batches instead of 16 / 256).
 
 * A warp whose other lanes exited early (``if (lane != 0) return;``) keeps running: the functional pass emits those
   lanes' EXIT in the middle of the warp's stream (it runs a diverged path to its end first), and the SM core used
-  to retire the whole warp there, dropping the fences of the loop's later iterations. Pinned against the H200's
-  fence with nothing outstanding (277 cycles, microbench/results/h200_membar_load_2026-12-04, every SM fencing).
-* ``latencies.membar_drains``: ``warp`` (default) -- the fence does not wait for the other warps' loads; ``sm`` --
-  it waits for every request the SM has outstanding. membar_sm.cu is the experiment that decides between them on
-  an H200 (not run yet: issue #15); until then only the two rules' behaviour is pinned here.
-"""
+  to retire the whole warp there, dropping the fences of the loop's later iterations.
+* ``latencies.membar_drains: sm``: a fence waits for every request its SM has outstanding, a load counting as
+  ordered once L2 has answered it as a hit would (the H200's fence takes ~700 cycles beside 8 loader warps whether
+  their loads hit L2 or miss to DRAM; 283 alone). ``warp`` ignores the other warps' requests (~280 in every case).
+Compared: CTA 0's fence (one SM, or the only CTA with loaders: flag 8), else the median over the CTAs. Tolerance
+10 % (issue 15)."""
 from __future__ import annotations
+
+import statistics
 
 import numpy as np
 import pytest
 
 import warpgraph as wg
-from _replay_helpers import MB, results, stats_of
+from _replay_helpers import MB, hardware_params, results, stats_of
 
-IDLE_FENCE = stats_of(results("h200_membar_load_2026-12-04/membar_load.json"),
-                      {"grid": 132, "fencers": 132, "bytes": 16384, "flags": 1})["fence"]
+RES = results("h200_membar_sm_2026-12-05/membar_sm.json")
+
+_STORES = pytest.mark.xfail(strict=True, reason=(
+    "beside 8 warps streaming 16-B stores the H200's fence takes 1,110 cycles; the model's stores are acknowledged "
+    "~300 cycles after they leave the SM's 32 B/cycle store path, so its fence ends after ~670 (issue 15)"))
+_EVERY_SM = pytest.mark.xfail(strict=True, reason=(
+    "every SM with 4 loader warps: the H200's fence takes 695 (hits) / 663 (misses) cycles, the model's 585 / 489: "
+    "its loads, spread evenly over the loaders' batch, have less outstanding at the fence than the H200's bursts "
+    "(issue 15)"))
+CASES = [
+    "msm_g1_l0",             # nothing outstanding (283)
+    "msm_g1_l0_x4",          # an acq_rel atomic, nothing outstanding (1,161)
+    "msm_g1_l8",             # beside 8 loader warps, L2 hits (701)
+    "msm_g1_l8_x1",          # ... their loads miss to DRAM (700)
+    pytest.param("msm_g1_l8_x3", marks=_STORES),
+    "msm_g132_l8_x8",        # CTA 0 with 8 loaders among 131 idle SMs, hits (682)
+    "msm_g132_l8_x9",        # ... misses (675)
+    pytest.param("msm_g132_l4", marks=_EVERY_SM),
+    pytest.param("msm_g132_l4_x1", marks=_EVERY_SM),
+    "msm_g132_l4_x4",        # the acq_rel atomic beside 4 loaders on every SM, hits (1,328)
+    "msm_g132_l4_x5",        # ... misses (1,367)
+]
 
 
-def _fence(name: str, drains: str = "warp") -> tuple[float, float]:
-    """(mean fence cycles of CTA 0, its loaders' mean cycles per 8-load batch) at the H200 run's 1980 MHz."""
-    r = wg.simulate(MB / name, "h200", want_outputs=True,
+def _fence(name: str, drains: str = "sm") -> tuple[float, float]:
+    """(simulated fence cycles as the H200 run reports them, the H200's) at the run's 1980 MHz."""
+    d = MB / name
+    p = hardware_params(d)
+    r = wg.simulate(d, "h200", want_outputs=True,
                     overrides={"latencies.membar_drains": drains, "clocks.sm_mhz": 1980.0})
     o = np.asarray(r.outputs["out"]).astype(np.int64).reshape(-1, 4)
-    return o[0, 0] / 100, (o[0, 1] / o[0, 3] if o[0, 3] else 0.0)
+    hw = stats_of(RES, p)
+    if p["grid"] == 1 or p["flags"] & 8:
+        return o[0, 0] / 100, hw["fence_cta0"]
+    return statistics.median(o[:, 0] / 100), hw["fence"]
 
 
 def test_every_fence_of_a_warp_with_exited_lanes_is_timed():
-    """4 fences in a loop of lane 0 (lanes 1-31 returned at the top): each costs the H200's idle fence."""
-    fence, _ = _fence("msm_g1_l0")
-    assert fence == pytest.approx(IDLE_FENCE, rel=0.05)
+    """4 fences in a loop of lane 0 (lanes 1-31 returned at the top): each costs the H200's idle fence (2 of 4
+    were timed before only the stream's last EXIT retired a warp: mean 140)."""
+    sim, want = _fence("msm_g1_l0", "warp")
+    assert sim == pytest.approx(want, rel=0.05)
 
 
-def test_the_warp_rule_ignores_other_warps_loads_and_the_sm_rule_waits_for_them():
-    idle, _ = _fence("msm_g1_l0")
-    beside, batch = _fence("msm_g1_l4_x1")                  # 4 warps streaming DRAM-missing loads
-    assert beside == pytest.approx(idle, abs=5)
-    drained, batch_sm = _fence("msm_g1_l4_x1", "sm")
-    assert batch_sm == pytest.approx(batch, rel=0.05)        # the fences do not slow the loaders
-    assert drained > idle + 0.3 * batch                      # ~ the rest of an outstanding batch, then the drain
-    # the acq_rel atomic's release side follows the same rule
-    atom, _ = _fence("msm_g1_l4_x5")
-    atom_sm, _ = _fence("msm_g1_l4_x5", "sm")
-    assert atom_sm > atom + 0.3 * batch
+@pytest.mark.parametrize("name", CASES)
+def test_membar_sm_replay_matches_the_h200(name):
+    sim, want = _fence(name)
+    assert sim == pytest.approx(want, rel=0.10), (sim, want)
 
+
+def test_the_warp_rule_ignores_the_other_warps():
+    """With ``warp`` the fence beside 8 loader warps costs what it costs alone (the H200: 2.5 x as much)."""
+    alone, _ = _fence("msm_g1_l0", "warp")
+    beside, want = _fence("msm_g1_l8", "warp")
+    assert beside == pytest.approx(alone, abs=5) and want > 2 * alone
