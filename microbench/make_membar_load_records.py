@@ -21,6 +21,10 @@ CASES = [(2, 2, 16384, 0), (132, 1, 16384, 0), (132, 132, 16384, 0), (132, 33, 1
          (132, 0, 16384, 32), (132, 132, 16384, 16), (132, 1, 16384, 32), (132, 1, 16384, 48), (132, 33, 16384, 36),
          # controls: the same CTAs without the fence (their own copy's time under that load)
          (132, 33, 16384, 100), (132, 132, 16384, 64)]
+# section hit_density (run_l2_hit_density.sh): 33 L2-resident copiers (spread) among N DRAM streams, copy time (100)
+# and the fence behind it (36); their own results file
+DENSITY_RESULTS = "microbench/results/h200_l2_hit_density_2026-12-05/membar_load.json"
+DENSITY = [(33 + n, 33, 16384, fl) for n in (0, 4, 8, 16, 33, 66) for fl in (100, 36)]
 
 
 def name(g, f, b, fl):
@@ -33,12 +37,12 @@ def main():
     a = ap.parse_args()
     ptx = compile_ptx(a.nvcc, os.path.join(HERE, "src", "membar_load.cu"))
     nv = nvcc_version(a.nvcc)
-    for g, f, b, fl in CASES:
+    for (g, f, b, fl), results in [(c, RESULTS) for c in CASES] + [(c, DENSITY_RESULTS) for c in DENSITY]:
         write_record(name(g, f, b, fl), ptx, ENTRY, src="membar_load.cu",
                      generator="microbench/make_membar_load_records.py",
                      what=f"MBL grid={g} fencers={f} bytes={b} flags={fl}: out[4b] = 100 x mean fence cycles, "
                           "out[4b+1] = 100 x mean cycles until the copy is seen complete",
-                     hardware={"results": RESULTS, "bench": "mbl",
+                     hardware={"results": results, "bench": "mbl",
                                "params": {"grid": g, "fencers": f, "bytes": b, "flags": fl}},
                      compiler=nv, grid=(g, 1, 1), block=(32, 1, 1), shared_bytes=DYN,
                      buffers={"src": {"dtype": "uint8", "shape": [512 * 16384], "init": "zeros",
@@ -49,7 +53,7 @@ def main():
                                        "init": "zeros"}},
                      params=[{"ptr": "src"}, {"ptr": "out"}, {"u32": ITERS}, {"u32": f}, {"u32": b}, {"u32": fl},
                              {"ptr": "cold"}])
-    print(f"wrote {len(CASES)} records")
+    print(f"wrote {len(CASES) + len(DENSITY)} records")
 
 
 if __name__ == "__main__":

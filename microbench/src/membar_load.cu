@@ -10,11 +10,13 @@
 //        the fencing CTAs (fence_med, done_f) and over the others (done_o: the copy's own latency under the same
 //        load). F = 0: copies alone. `flags` (k_mbl) vary who copies, who fences and the lock-step; CTA lines give
 //        every CTA of a run (smid, fenced, fence, done).
+// MBL_SECTION=hit_density (environment) runs only the hit-density section (run_l2_hit_density.sh).
 // Clocks are never touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a membar_load.cu
 #include "common.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 #include <vector>
 
@@ -114,6 +116,15 @@ int main() {
   CK(cudaMemset(d_src, 1, (size_t)NCHUNK * CHUNK));
   CK(cudaMalloc(&d_cold, (size_t)S * (256 + 8) * CHUNK));
   const u32 it = 256;
+  const char* section = getenv("MBL_SECTION");
+  if (section && !strcmp(section, "hit_density")) {
+    // L2 hits behind DRAM misses against the miss density (issue 15, l2.hit_dram_queue_share): 33 CTAs copy from
+    // the L2-resident source (spread, flags 4) among N CTAs streaming DRAM-missing copies (32); their copy time
+    // without a fence (64: done_f) and the fence behind it (fence_med). N = 0 is the same 33 copies alone.
+    for (int n : {0, 4, 8, 16, 33, 66, 99}) { run(33 + n, 33, CHUNK, it, 4 | 32 | 64); run(33 + n, 33, CHUNK, it, 4 | 32); }
+    printf("DONE\n");
+    return 0;
+  }
   // CLK: SM clock during the run (%clock64 against %globaltimer is in cluster_sync / atomics; not repeated)
   for (int g : {1, 2, 8, 16, 33, 66, S}) { run(g, 0, CHUNK, it); run(g, g, CHUNK, it); }
   for (int f : {1, 8, 33, 66}) run(S, f, CHUNK, it);
