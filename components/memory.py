@@ -225,8 +225,9 @@ class MemorySystem:
         self._ack = None          # _l2: the acknowledgement cycle of the last request (global_access)
         self._hit_done = 0.0      # _l2: when the last read would be back had all its lines hit
         self.last_ack = 0         # global_access: the last request's acknowledgement cycle
-        #: per SM: the latest completion (load data back, store / atomic acknowledged) of any global request it
-        #: issued (what a MEMBAR.ALL.GPU waits for with ``latencies.membar_drains: sm``)
+        #: per SM: the latest completion of any global request it issued (a load answered by L2 as a hit would be,
+        #: without its DRAM part; a store / atomic acknowledged): what a MEMBAR.ALL.GPU waits for with
+        #: ``latencies.membar_drains: sm``
         self.sm_outstanding = [0] * n_sm
 
     # ------------------------------------------------------------------------------------------------
