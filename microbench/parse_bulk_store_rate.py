@@ -16,9 +16,7 @@ WAITS = {"read": "0", "all": "1"}
 
 def parse(text: str) -> dict:
     text = re.sub(r"\bwait=(\w+)", lambda m: "wait=" + WAITS[m.group(1)], text)
-    rows = mean_over_reps(text, "BSR", IDENT, STATS, "bsr", "bytes_per_cycle")
-    for r in rows:     # statistics are numbers only (warpgraph calibrate): the per-launch values beside them
-        r["reps"] = r["stats"].pop("bytes_per_cycle_reps")
+    rows = mean_over_reps(text, "BSR", IDENT, STATS, "bsr", "bytes_per_cycle", reps_beside=True)
     return {"schema": "warpgraph-microbench/1", "wait_codes": {v: k for k, v in WAITS.items()}, "results": rows}
 
 

@@ -16,9 +16,7 @@ OPS = {"st": "0", "ld": "1", "stw": "2"}
 
 def parse(text: str) -> dict:
     text = re.sub(r"\bop=(\w+)", lambda m: "op=" + OPS[m.group(1)], text)
-    rows = mean_over_reps(text, "SSR", IDENT, STATS, "ssr", "bytes_per_cycle")
-    for r in rows:     # statistics are numbers only (warpgraph calibrate): the per-launch values beside them
-        r["reps"] = r["stats"].pop("bytes_per_cycle_reps")
+    rows = mean_over_reps(text, "SSR", IDENT, STATS, "ssr", "bytes_per_cycle", reps_beside=True)
     return {"schema": "warpgraph-microbench/1", "op_codes": {v: k for k, v in OPS.items()}, "results": rows}
 
 

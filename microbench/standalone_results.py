@@ -48,11 +48,12 @@ def write(argv: list[str], program: str, parse) -> None:
 
 
 def mean_over_reps(text: str, tag: str, ident: tuple, stats: dict, bench: str, reps_of: str,
-                   defaults: dict | None = None) -> list[dict]:
+                   defaults: dict | None = None, reps_beside: bool = False) -> list[dict]:
     """The ``tag`` lines of a program's output (``TAG k=v k=v ...``, one per launch), grouped by the ``ident``
     keys (ints; ``defaults`` fills keys a line lacks): per group ``{"bench", "params", "stats"}`` with the mean over
     its launches of each ``stats`` key (renamed to ``stats[key]``) and ``<reps_of>_reps``, that statistic's
-    per-launch values. Groups in order of first appearance."""
+    per-launch values (``reps_beside``: as the group's ``reps`` instead, beside ``stats``, which then holds numbers
+    only, as ``warpgraph calibrate`` reads them). Groups in order of first appearance."""
     rows: dict = {}
     for line in text.splitlines():
         t, _, rest = line.partition(" ")
@@ -67,6 +68,10 @@ def mean_over_reps(text: str, tag: str, ident: tuple, stats: dict, bench: str, r
     out = []
     for r in rows.values():
         st = {k: statistics.fmean(x[k] for x in r["reps"]) for k in stats.values()}
-        st[f"{reps_of}_reps"] = [x[reps_of] for x in r["reps"]]
-        out.append({"bench": bench, "params": r["params"], "stats": st})
+        reps = [x[reps_of] for x in r["reps"]]
+        if reps_beside:
+            out.append({"bench": bench, "params": r["params"], "stats": st, "reps": reps})
+        else:
+            st[f"{reps_of}_reps"] = reps
+            out.append({"bench": bench, "params": r["params"], "stats": st})
     return out

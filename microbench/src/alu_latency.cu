@@ -12,18 +12,10 @@
 // The op list is OPS below; the SASS each becomes is in the run's alu_latency.sass. Clocks are never touched.
 // Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a alu_latency.cu
 #include "common.cuh"
+#include "check.cuh"
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
-
-#define CK(x)                                                                                              \
-  do {                                                                                                     \
-    cudaError_t e_ = (x);                                                                                  \
-    if (e_ != cudaSuccess) {                                                                               \
-      printf("CUDAERR %s line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));                           \
-      exit(1);                                                                                             \
-    }                                                                                                      \
-  } while (0)
 
 // one link of each chain: v is the chain value (32-bit), a / b runtime operands (1.0f / 0.0f, or 1 / 0) that
 // differ per thread as far as the compiler knows (ap + bp * tid, bp * tid with bp = 0 at run time): a chain of

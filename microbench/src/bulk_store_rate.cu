@@ -10,20 +10,12 @@
 //        N x B / cycles.
 // Clocks are never touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a bulk_store_rate.cu
 #include "common.cuh"
+#include "check.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
 #include <vector>
-
-#define CK(x)                                                                                              \
-  do {                                                                                                     \
-    cudaError_t e_ = (x);                                                                                  \
-    if (e_ != cudaSuccess) {                                                                               \
-      printf("CUDAERR %s line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));                           \
-      exit(1);                                                                                             \
-    }                                                                                                      \
-  } while (0)
 
 #define DYN (150 * 1024)
 #define REGION ((size_t)4 << 20)   // per CTA

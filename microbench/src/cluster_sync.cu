@@ -24,20 +24,12 @@
 //        barrier.cluster.wait(.acquire).aligned, back to back, cycles per iteration (rank 0, thread 0), one cluster.
 // Clocks are never touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a cluster_sync.cu
 #include "common.cuh"
+#include "check.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
 #include <vector>
-
-#define CK(x)                                                                                              \
-  do {                                                                                                     \
-    cudaError_t e_ = (x);                                                                                  \
-    if (e_ != cudaSuccess) {                                                                               \
-      printf("CUDAERR %s line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));                           \
-      exit(1);                                                                                             \
-    }                                                                                                      \
-  } while (0)
 
 #define DYN (150 * 1024)  // one CTA per SM
 #define CHUNK 16384

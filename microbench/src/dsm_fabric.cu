@@ -21,21 +21,13 @@
 //        F = 1 also without multicast (plain cp.async.bulk), source L2-resident (8 MiB region) or DRAM (fresh)
 // Clocks are never touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a dsm_fabric.cu
 #include "common.cuh"
+#include "check.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
 #include <vector>
-
-#define CK(x)                                                                                              \
-  do {                                                                                                     \
-    cudaError_t e_ = (x);                                                                                  \
-    if (e_ != cudaSuccess) {                                                                               \
-      printf("CUDAERR %s line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));                           \
-      exit(1);                                                                                             \
-    }                                                                                                      \
-  } while (0)
 
 __device__ __forceinline__ u32 crank() { u32 r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
 __device__ __forceinline__ u32 cnrank() { u32 r; asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(r)); return r; }

@@ -15,18 +15,10 @@
 // Every asm carries a "memory" clobber: without it ptxas merges the unrolled loop's repeated loads of one
 // address (a first run counted 4x the loads it issued). Clocks are never touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a ldmatrix.cu
 #include "common.cuh"
+#include "check.cuh"
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
-
-#define CK(x)                                                                                              \
-  do {                                                                                                     \
-    cudaError_t e_ = (x);                                                                                  \
-    if (e_ != cudaSuccess) {                                                                               \
-      printf("CUDAERR %s line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));                           \
-      exit(1);                                                                                             \
-    }                                                                                                      \
-  } while (0)
 
 __shared__ __align__(1024) unsigned short sm_buf[16 * 1024];   // 32 KiB of zeros
 

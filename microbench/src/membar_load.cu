@@ -13,21 +13,13 @@
 // MBL_SECTION=hit_density (environment) runs only the hit-density section (run_l2_hit_density.sh).
 // Clocks are never touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a membar_load.cu
 #include "common.cuh"
+#include "check.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
 #include <vector>
-
-#define CK(x)                                                                                              \
-  do {                                                                                                     \
-    cudaError_t e_ = (x);                                                                                  \
-    if (e_ != cudaSuccess) {                                                                               \
-      printf("CUDAERR %s line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));                           \
-      exit(1);                                                                                             \
-    }                                                                                                      \
-  } while (0)
 
 #define DYN (150 * 1024)  // one CTA per SM
 #define CHUNK 16384

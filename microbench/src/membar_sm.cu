@@ -17,20 +17,12 @@
 // loaders (the other CTAs' warps 1..L exit at once): the SM-local effect without GPU-wide load.
 // Clocks are never touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a membar_sm.cu
 #include "common.cuh"
+#include "check.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
 #include <vector>
-
-#define CK(x)                                                                                              \
-  do {                                                                                                     \
-    cudaError_t e_ = (x);                                                                                  \
-    if (e_ != cudaSuccess) {                                                                               \
-      printf("CUDAERR %s line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));                           \
-      exit(1);                                                                                             \
-    }                                                                                                      \
-  } while (0)
 
 #define DYN (150 * 1024)            // one CTA per SM
 #define WARM_BYTES (8u << 20)

@@ -13,18 +13,10 @@
 // A self-contained program; one text line per result (parsed by microbench/parse_mio_mix.py). Clocks are never
 // touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a mio_mix.cu
 #include "common.cuh"
+#include "check.cuh"
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
-
-#define CK(x)                                                                                              \
-  do {                                                                                                     \
-    cudaError_t e_ = (x);                                                                                  \
-    if (e_ != cudaSuccess) {                                                                               \
-      printf("CUDAERR %s line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));                           \
-      exit(1);                                                                                             \
-    }                                                                                                      \
-  } while (0)
 
 __shared__ __align__(16) u32 sm_buf[8192];   // 32 KiB
 

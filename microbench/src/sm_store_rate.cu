@@ -12,21 +12,13 @@
 //        G-median of CTA bytes / (t1 - t0); cyc_per_round = that CTA's (t1 - t0) / reps.
 // Clocks are never touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a sm_store_rate.cu
 #include "common.cuh"
+#include "check.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
 #include <vector>
-
-#define CK(x)                                                                                              \
-  do {                                                                                                     \
-    cudaError_t e_ = (x);                                                                                  \
-    if (e_ != cudaSuccess) {                                                                               \
-      printf("CUDAERR %s line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));                           \
-      exit(1);                                                                                             \
-    }                                                                                                      \
-  } while (0)
 
 #define DYN (150 * 1024)
 

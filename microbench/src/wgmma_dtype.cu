@@ -8,20 +8,12 @@
 //   WG mode=lat dtype=<t> n=<N> k=<K> rep=<r> cycles=<cycles per fence+wgmma+commit+wait 0>
 // Clocks are never touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a wgmma_dtype.cu
 #include "common.cuh"
+#include "check.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 #include <cuda_runtime.h>
-
-#define CK(x)                                                                                              \
-  do {                                                                                                     \
-    cudaError_t e_ = (x);                                                                                  \
-    if (e_ != cudaSuccess) {                                                                               \
-      printf("CUDAERR %s line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));                           \
-      exit(1);                                                                                             \
-    }                                                                                                      \
-  } while (0)
 
 // Shared operands: A 64 rows x 32 B at 0, B up to 256 rows x 32 B at 2048; core matrices of 8 rows x 16 B:
 // leading byte offset 128 (next core matrix along K), stride byte offset 256 (next 8 rows).
