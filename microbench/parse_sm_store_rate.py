@@ -2,7 +2,6 @@
 (grid, warps, width, op, region, reps) the mean over the launches (reps) of the CTA-median bytes per cycle and cycles per
 round of 8 accesses. ``op`` is coded 0 = st.global.cg, 1 = ld.global.cg, 2 = plain st.global.
 usage: python3 microbench/parse_sm_store_rate.py OUTDIR [OUT.json]"""
-import re
 import sys
 from pathlib import Path
 
@@ -11,13 +10,12 @@ from standalone_results import mean_over_reps, write  # noqa: E402
 
 IDENT = ("grid", "warps", "width", "op", "region", "reps")
 STATS = {"bytes_per_cycle": "bytes_per_cycle", "cyc_per_round": "cyc_per_round", "cycles": "cycles"}
-OPS = {"st": "0", "ld": "1", "stw": "2"}
+OPS = {"st": 0, "ld": 1, "stw": 2}
 
 
 def parse(text: str) -> dict:
-    text = re.sub(r"\bop=(\w+)", lambda m: "op=" + OPS[m.group(1)], text)
-    rows = mean_over_reps(text, "SSR", IDENT, STATS, "ssr", "bytes_per_cycle", reps_beside=True)
-    return {"schema": "warpgraph-microbench/1", "op_codes": {v: k for k, v in OPS.items()}, "results": rows}
+    rows = mean_over_reps(text, "SSR", IDENT, STATS, "ssr", "bytes_per_cycle", reps_beside=True, codes={"op": OPS})
+    return {"schema": "warpgraph-microbench/1", "op_codes": {str(v): k for k, v in OPS.items()}, "results": rows}
 
 
 if __name__ == "__main__":

@@ -48,9 +48,10 @@ def write(argv: list[str], program: str, parse) -> None:
 
 
 def mean_over_reps(text: str, tag: str, ident: tuple, stats: dict, bench: str, reps_of: str,
-                   defaults: dict | None = None, reps_beside: bool = False) -> list[dict]:
+                   defaults: dict | None = None, reps_beside: bool = False, codes: dict | None = None) -> list[dict]:
     """The ``tag`` lines of a program's output (``TAG k=v k=v ...``, one per launch), grouped by the ``ident``
-    keys (ints; ``defaults`` fills keys a line lacks): per group ``{"bench", "params", "stats"}`` with the mean over
+    keys (ints; ``codes`` maps a key's words to ints, ``{"op": {"st": 0, ...}}``; ``defaults`` fills keys a line
+    lacks): per group ``{"bench", "params", "stats"}`` with the mean over
     its launches of each ``stats`` key (renamed to ``stats[key]``) and ``<reps_of>_reps``, that statistic's
     per-launch values (``reps_beside``: as the group's ``reps`` instead, beside ``stats``, which then holds numbers
     only, as ``warpgraph calibrate`` reads them). Groups in order of first appearance."""
@@ -62,7 +63,7 @@ def mean_over_reps(text: str, tag: str, ident: tuple, stats: dict, bench: str, r
         kv = dict(re.findall(r"(\w+)=([^\s]+)", rest))
         for k, v in (defaults or {}).items():
             kv.setdefault(k, v)
-        params = {k: int(kv[k]) for k in ident}
+        params = {k: codes[k][kv[k]] if codes and k in codes else int(kv[k]) for k in ident}
         r = rows.setdefault(tuple(params.items()), {"params": params, "reps": []})
         r["reps"].append({v: float(kv[k]) for k, v in stats.items()})
     out = []

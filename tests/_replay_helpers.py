@@ -19,6 +19,12 @@ def results(name: str) -> list[dict]:
     return json.loads((ROOT / "microbench" / "results" / name).read_text())["results"]
 
 
+def record_results(d: Path) -> list[dict]:
+    """The ``results`` rows of the file record ``d`` names (``source.hardware.results``, under microbench/results/)."""
+    path = json.loads((d / "launch.json").read_text())["source"]["hardware"]["results"]
+    return results(path.removeprefix("microbench/results/"))
+
+
 def hardware_params(d: Path) -> dict:
     """The record's ``source.hardware.params``: which results row it replays."""
     return json.loads((d / "launch.json").read_text())["source"]["hardware"]["params"]

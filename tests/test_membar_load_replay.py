@@ -1,5 +1,6 @@
 """MEMBAR.GPU under load (microbench/src/membar_load.cu through the real pipeline) against the H200 measurements in
-microbench/results/h200_membar_load_2026-12-04/membar_load.json (records workloads/microbench/mbl_*, made by
+microbench/results/h200_membar_load_2026-12-04/membar_load.json and h200_l2_hit_density_2026-12-05/ (each record
+names its file; records workloads/microbench/mbl_*, made by
 microbench/make_membar_load_records.py, 64 timed iterations instead of 256; the copy source is L2-resident as the
 host's cudaMemset leaves it: ``l2_resident``). Each CTA's thread 0 issues a bulk copy, then (if it is a fencer)
 ``fence.acq_rel.gpu``, and writes 100 x the mean fence cycles and 100 x the mean cycles until the copy is seen
@@ -7,17 +8,14 @@ complete. Compared: the median over the fencing CTAs' fence, or over the others'
 (issue 19)."""
 from __future__ import annotations
 
-import json
 import statistics
 
 import numpy as np
 import pytest
 
 import warpgraph as wg
-from _replay_helpers import MB, hardware_params, results, stats_of
+from _replay_helpers import MB, hardware_params, record_results, stats_of
 
-RES = results("h200_membar_load_2026-12-04/membar_load.json")
-DENSITY = results("h200_l2_hit_density_2026-12-05/membar_load.json")
 
 _LOCKSTEP = pytest.mark.xfail(strict=True, reason=(
     "132 SMs issue their copies in lock-step, then fence: the H200 takes 863 / 1,236 cycles (16 / 32 KiB; every "
@@ -68,8 +66,7 @@ def _replay(name: str, overrides=None) -> tuple[float, float]:
     p = hardware_params(d)
     res = wg.simulate(d, "h200", want_outputs=True, overrides=overrides)
     o = np.asarray(res.outputs["out"]).astype(np.int64).reshape(-1, 4)
-    src = json.loads((d / "launch.json").read_text())["source"]["hardware"]["results"]
-    hw = stats_of(DENSITY if "l2_hit_density" in src else RES, p)
+    hw = stats_of(record_results(d), p)      # the run the record names (membar_load or its hit_density section)
     if p["fencers"] and p["flags"] & 64:
         return statistics.median(o[o[:, 3] == 1, 1] / 100), hw["done_f"]
     if p["fencers"]:

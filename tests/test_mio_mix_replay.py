@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from _replay_helpers import MB, hardware_params, results, simulated, stats_of
+from _replay_helpers import MB, measured, results, simulated
 
 RES = results("h200_mio_mix_2026-12-05/mio_mix.json")
 
@@ -31,5 +31,4 @@ CASES = [
 @pytest.mark.parametrize("name", CASES)
 def test_mio_mix_replay_matches_the_h200(name):
     d = MB / name
-    want = stats_of(RES, hardware_params(d))["cycles"]
-    assert simulated(d) == pytest.approx(want, rel=0.10)
+    assert simulated(d) == pytest.approx(measured(d, RES), rel=0.10)
