@@ -32,6 +32,21 @@ extern "C" __global__ void l2_pair_read(const int4* __restrict__ base, int n_int
     if (acc == 0x12345678) { pad[threadIdx.x] = acc; out[blockIdx.x] = pad[(threadIdx.x + 1) & 1023]; }
 }
 
+// plain ld.global (L1-allocating, LDG.E.128 without .STRONG): does a lookup share across SMs as ld.global.cg's does?
+// (argv[1] == "ca", run_l2_pairs_ca.sh; the timing model keys both alike since 2026-12-05)
+extern "C" __global__ void l2_pair_read_ca(const int4* __restrict__ base, int n_int4, const unsigned* mask, int* out) {
+    extern __shared__ int pad[];
+    unsigned s = smid();
+    if (!((mask[s >> 5] >> (s & 31)) & 1u)) return;
+    int acc = 0;
+    for (int i = threadIdx.x; i < n_int4; i += blockDim.x) {
+        int a, b, c, d;
+        asm volatile("ld.global.v4.s32 {%0,%1,%2,%3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(base + i));
+        acc ^= a ^ b ^ c ^ d;
+    }
+    if (acc == 0x12345678) { pad[threadIdx.x] = acc; out[blockIdx.x] = pad[(threadIdx.x + 1) & 1023]; }
+}
+
 int main(int argc, char** argv) {
     int n_sm = 0; cudaDeviceGetAttribute(&n_sm, cudaDevAttrMultiProcessorCount, 0);
     bool map_only = argc > 1 && !strcmp(argv[1], "map");
@@ -59,7 +74,31 @@ int main(int argc, char** argv) {
     cudaMalloc(&buf, S); cudaMemset(buf, 1, S);
     cudaMalloc(&dmask, 8 * sizeof(unsigned));
     cudaFuncSetAttribute(l2_pair_read, cudaFuncAttributeMaxDynamicSharedMemorySize, 120 << 10);
+    cudaFuncSetAttribute(l2_pair_read_ca, cudaFuncAttributeMaxDynamicSharedMemorySize, 120 << 10);
+    const bool ca = argc > 1 && !strcmp(argv[1], "ca");
     std::vector<std::vector<int>> sets;
+    if (ca) {
+        // a pair of one GPC, a pair of two, 4 SMs of one GPC, every 2nd SM, all: each with ld.global.cg, then plain
+        std::vector<std::vector<int>> base = {{0, 1}, {0, 2}, {124, 125, 126, 127}};
+        { std::vector<int> v; for (int j = 0; j < n_sm; j += 2) v.push_back(j); base.push_back(v); }
+        { std::vector<int> v; for (int j = 0; j < n_sm; ++j) v.push_back(j); base.push_back(v); }
+        int idx = 0;
+        for (int plain = 0; plain < 2; ++plain)
+            for (auto& set : base) {
+                unsigned m[8] = {0};
+                for (int j : set) m[j >> 5] |= 1u << (j & 31);
+                cudaMemcpy(dmask, m, sizeof(m), cudaMemcpyHostToDevice);
+                printf("PLAN %d n=%zu plain=%d sms=", idx++, set.size(), plain);
+                for (size_t k = 0; k < set.size(); ++k) printf(k ? ",%d" : "%d", set[k]);
+                printf("\n");
+                if (plain) l2_pair_read_ca<<<n_sm, 1024, 120 << 10>>>(buf, S / 16, dmask, out);
+                else l2_pair_read<<<n_sm, 1024, 120 << 10>>>(buf, S / 16, dmask, out);
+                cudaDeviceSynchronize();
+            }
+        cudaError_t e = cudaGetLastError();
+        printf("status %s\n", cudaGetErrorString(e));
+        return e != cudaSuccess;
+    }
     for (int a : {0, 1, 7})
         for (int j = 0; j < n_sm; ++j)
             if (j != a) sets.push_back({a, j});

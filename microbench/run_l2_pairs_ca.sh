@@ -1,0 +1,24 @@
+#!/bin/bash
+# Do plain ld.global reads (L1-allocating) share L2 lookups across the SMs of a GPC as ld.global.cg reads do?
+# (src/l2_coalesce_pairs.cu, mode "ca": 10 profiled launches, ~20 s). Same output layout as run_l2_pairs.sh;
+# parse with python3 microbench/parse_l2_pairs.py OUTDIR (each PLAN line says plain=0 / 1).
+# Clocks are never touched (--clock-control none); the L2 is flushed before every launch (--cache-control all).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=${1:?outdir}
+P=l2_coalesce_pairs
+mkdir -p "$OUT"
+M=dram__bytes_read.sum,gpc__cycles_elapsed.max,lts__t_sectors_op_read.sum,l1tex__m_xbar2l1tex_read_bytes.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum
+{
+  date -u; nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,driver_version --format=csv
+  nvcc -O3 -arch=sm_90a -o "$OUT/$P" "$HERE/src/$P.cu" 2>&1
+  cuobjdump -sass "$OUT/$P" | grep -E 'Function|LDG' > "$OUT/ldg.sass" 2>&1
+  "$OUT/$P" map > "$OUT/map.txt" 2>&1; echo "map rc $?"
+  "$OUT/$P" ca > "$OUT/plan.txt" 2>&1; tail -1 "$OUT/plan.txt"
+  ncu --clock-control none --cache-control all --kernel-name regex:l2_pair_read --metrics $M --csv "$OUT/$P" ca > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
+  echo "ncu rc $?"; tail -3 "$OUT/ncu.err"
+  nvidia-smi --query-gpu=clocks.sm --format=csv
+  date -u
+} > "$OUT/log.txt" 2>&1
+rm -f "$OUT/$P"
+grep -c l2_pair_read "$OUT/ncu.csv"
