@@ -584,6 +584,10 @@ def _d_ld(b, inst):
                 w(idx, v[:, j])
         if trace:
             b.pay = gmem_payload(b, idx, addrs, width, l1=l1_ok, wavefronts=True, warm=True)
+            if len(idx):
+                # the lines' identity, as for cp.async: SMs of one GPC share the L2 lookup of the same lines
+                # (H200 l2_coalesce_pairs measured it with ld.global.cg; components/memory.py)
+                b.pay[:, 1] += _cp_async_key(b, idx, addrs) << 32
     return h
 
 

@@ -49,9 +49,9 @@ def _ft_cols(program):
     out = []
     for ins in program.instructions:
         k = getattr(ins.kind, "name", "")
-        if k in ("LD_GLOBAL", "LD_LOCAL"):
+        if k == "LD_LOCAL":
             out.append((1, 32, False))
-        elif k in ("CP_ASYNC", "ATOM_GLOBAL"):   # high 32 bits: cp.async line key / atom.cas lock-word bits
+        elif k in ("LD_GLOBAL", "CP_ASYNC", "ATOM_GLOBAL"):   # high 32 bits: line key / atom.cas lock-word bits
             out.append((1, 32, True))
         elif k == "TMA_LOAD":
             out.append((2, 1, False))
