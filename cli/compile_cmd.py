@@ -1,6 +1,7 @@
-"""``warpgraph compile``: what ptxas makes of a record's PTX (registers, spills, stack, static shared memory),
-optionally written into the record (``compiled.<isa>`` in launch.json) so that it runs the same on a machine
-without ptxas (workloads/compiled.py)."""
+"""``warpgraph compile``: what ptxas makes of a record's PTX (registers, spills, stack, static shared memory; with
+nvdisasm, each PTX instruction's place in the SASS: the issue order, workloads/issue_order.py), optionally written
+into the record (``compiled.<isa>`` in launch.json) so that it runs the same on a machine without ptxas
+(workloads/compiled.py)."""
 from __future__ import annotations
 
 import json
@@ -16,7 +17,8 @@ def compile_cmd(
     records: list[Path] = typer.Argument(..., help="Record folders (or launch .json files)."),
     arch: str = typer.Option("h200", "--arch", help="Architecture whose ISA (sm.isa) to assemble for."),
     isa: Optional[str] = typer.Option(None, "--isa", help="ISA to assemble for (overrides --arch), e.g. sm_90a."),
-    write: bool = typer.Option(False, "--write", help="Store the facts in each record's launch.json."),
+    write: bool = typer.Option(False, "--write", help="Store the facts (and the SASS places, when nvdisasm is found) "
+                                                       "in each record's launch.json."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Run ptxas -v on each record's PTX; print (and with --write record) registers per thread and spills."""

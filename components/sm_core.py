@@ -122,7 +122,7 @@ class StaticTables:
     """Per static instruction (index = PTX instruction index) integer tables used by the hot loop."""
 
     __slots__ = ("op", "cost", "pipe", "ii", "lat", "deps", "dsts", "rsn", "aux", "line", "text", "nregs",
-                 "ptx_cost_rule", "xs")
+                 "ptx_cost_rule", "xs", "order")
 
     def __init__(self, n: int, nregs: int):
         self.op = [OP_ALU] * n
@@ -141,6 +141,9 @@ class StaticTables:
         #: control-code stalls (``sass.control_stalls``, runner/timing.py): per instruction the cycles a warp waits
         #: beyond its own issue slots before its next instruction (ptxas's stall counts); None: not modelled
         self.xs: list[int] | None = None
+        #: the order a warp issues each basic block in (workloads/issue_order.py: ptxas hoists global loads); None:
+        #: PTX order. The runner's bundles apply it to every warp stream.
+        self.order = None
 
 
 class CoreConfig:

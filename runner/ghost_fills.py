@@ -83,7 +83,7 @@ class GhostFills:
         cols = np.flatnonzero(self.is_op[pcs]) if len(pcs) else np.zeros(0, np.int64)
         ent = []
         for gc in self.ghosts.get(W.cta, ()):
-            ss = [self.trace.warp_stream(gc * self.wpc + w) for w in W.ws]
+            ss = [self.builder.warp_stream(gc * self.wpc + w) for w in W.ws]   # in issue order, as W's
             n = min(len(s.pc) for s in ss)
             c = cols[cols < n]
             d = {}

@@ -135,7 +135,7 @@ class _View:
         self.groups = BundleBuilder(ctx.trace, ctx.tables, ctx.bundle)
         trace = ctx.trace
         self.core = ctx.core_cls(eng, ctx.tables, ctx.cfg, n_ctas=trace.n_ctas, warps_per_cta=trace.warps_per_cta,
-                                 threads_per_cta=trace.threads_per_cta, stream_of=trace.warp_stream,
+                                 threads_per_cta=trace.threads_per_cta, stream_of=self.groups.warp_stream,
                                  scheduler=self.sched, mem=mem, smem=smem, tma=tma, mbar=mbar, tc=tc,
                                  max_cycles=ctx.max_cycles, groups_of=self.groups, merge_subpartitions=ctx.merge)
         from warpgraph.runner.timing import _attach_clusters

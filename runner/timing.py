@@ -22,6 +22,7 @@ from warpgraph.core.engine import ClockDomain, Engine, CycleLimitExceeded
 from warpgraph.core.errors import SimulationError, UserError
 from warpgraph.core.stats import Stats
 from warpgraph.topologies.schema import Tcgen05TensorCore
+from warpgraph.workloads.issue_order import permutation
 
 __all__ = ["lower", "core_config", "build_units", "run_timing", "TimingOutcome", "registers_per_thread",
            "BundleBuilder"]
@@ -229,7 +230,36 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
         T.deps[i], T.dsts[i], T.rsn[i], T.aux[i] = deps, dsts, rsn, aux
         T.line[i], T.text[i], T.ptx_cost_rule[i] = getattr(ins, "line", 0), text, rule
     T.xs = xs
+    T.order = sass_issue_order(program, record, str(spec.sm.isa), sass_overrides)
     return T
+
+
+#: ``sass.issue_order``: a warp issues each basic block in the order of ptxas's SASS (workloads/issue_order.py);
+#: 0 issues the PTX order
+ISSUE_ORDER_DEFAULT = True
+_ORDER_WARNED: set = set()
+
+
+def sass_issue_order(program, record, isa: str, overrides: dict | None):
+    """The issue order of ``program`` from the SASS ptxas makes of ``record``'s PTX (workloads/issue_order.py), or
+    None for the PTX order: switched off (``sass.issue_order=0``), nothing moves, or no SASS listing (a one-line
+    warning, once per reason)."""
+    if not int((overrides or {}).get("issue_order", int(ISSUE_ORDER_DEFAULT))) or record is None:
+        return None
+    from warpgraph.workloads.issue_order import issue_order
+    from warpgraph.workloads.sass import record_issue_positions
+
+    pos, tool = record_issue_positions(record, program, isa)
+    if pos is None:
+        if tool not in _ORDER_WARNED:
+            import warnings
+
+            _ORDER_WARNED.add(tool)
+            warnings.warn(f"{getattr(record, 'name', '?')}: no SASS issue order ({tool}); warps issue in PTX order "
+                          f"(install the 'triton' extra or a CUDA toolkit's ptxas and nvdisasm)", stacklevel=3)
+        return None
+    order = issue_order(program, pos)
+    return order if order.moves else None
 
 
 #: units whose results ptxas orders by stall counts, not scoreboard barriers (their SASS carry no write barrier:
@@ -430,6 +460,7 @@ class BundleBuilder:
 
     def __init__(self, trace, tables: StaticTables, bundle: bool = True):
         self.trace = trace
+        self.order = getattr(tables, "order", None)     # issue order (workloads/issue_order.py), None: PTX order
         self.wpc = trace.warps_per_cta
         self.bundle = bool(bundle) and C.OP_CLOCK not in tables.op
         self.cls = np.array([_PAY.get(o, _P_FIRST) for o in tables.op] or [0], dtype=np.int8)
@@ -447,6 +478,14 @@ class BundleBuilder:
         self.row_split = any(o in (C.OP_MMA, C.OP_WGMMA) for o in tables.op)
         self.bundles = 0
         self.warps = 0
+
+    def warp_stream(self, g: int):
+        """Warp ``g``'s stream (Contract 2 WarpStream) in issue order."""
+        st = self.trace.warp_stream(g)
+        perm = permutation(self.order, st.pc) if self.order is not None else None
+        if perm is None:
+            return st
+        return type(st)(st.pc[perm], st.a0[perm], st.a1[perm], st.a2[perm], st.a3[perm], st.active[perm])
 
     def _single(self, w, st) -> Group:
         return Group([w], st.pc.tolist(), st.a0.tolist(), st.a1.tolist(), st.a2.tolist(), st.a3.tolist(),
@@ -501,7 +540,7 @@ class BundleBuilder:
 
     def _classes(self, cta: int):
         wpc = self.wpc
-        streams = [self.trace.warp_stream(cta * wpc + w) for w in range(wpc)]
+        streams = [self.warp_stream(cta * wpc + w) for w in range(wpc)]
         if not self.bundle:
             return [([w], [st]) for w, st in enumerate(streams)]
         classes: list = []
@@ -543,6 +582,10 @@ class BundleBuilder:
         for ws, (cols, sel) in classes:
             self.warps += len(ws)
             pcs, A, act = b.warps_block(cols, sel)
+            if self.order is not None:
+                perm = permutation(self.order, pcs)
+                if perm is not None:
+                    pcs, A, act = pcs[perm], A[:, :, perm], act[:, perm]
             pl = pcs.tolist()
             if len(ws) > 1:
                 agg = self._aggregate(A, act, pcs)
@@ -764,7 +807,7 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
     probe = [0, trace.n_ctas - 1] if trace.n_ctas > 1 else [0]
     merge = groups.balanced(cfg.subpartitions, probe)
     core = core_cls(eng, tables, cfg, n_ctas=n_ctas_run, warps_per_cta=trace.warps_per_cta,
-                  threads_per_cta=trace.threads_per_cta, stream_of=trace.warp_stream, scheduler=sched,
+                  threads_per_cta=trace.threads_per_cta, stream_of=groups.warp_stream, scheduler=sched,
                   mem=mem, smem=smem, tma=tma, mbar=mbar, tc=tc, max_cycles=max_cycles, groups_of=groups,
                   merge_subpartitions=merge)
     if on_progress is not None:

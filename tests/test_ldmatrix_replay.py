@@ -10,26 +10,19 @@ from _replay_helpers import MB, measured, results, simulated
 RES = results("h200_ldmatrix_2026-12-04/ldmatrix.json")
 
 
-_PTX_ORDER = pytest.mark.xfail(strict=True, reason=(
-    "each warp issues 8 independent ldmatrix.x4 per iteration, each followed in the PTX by the xor that uses it; "
-    "ptxas hoists the 8 loads ahead of their uses (microbench/results/h200_ldmatrix_2026-12-04/ldmatrix_sass.txt), "
-    "so one warp overlaps them (H200 11.8 SM cycles per load, 4.0 from 8 warps on: 128 B per cycle), while the "
-    "model issues in PTX order and exposes every load's latency (50.9 / 6.4). A tried loads-first schedule of "
-    "straight-line PTX gave 22.8 / 4.07, but left gemm80 / attn80 unchanged (Triton's PTX already issues an "
-    "iteration's ldmatrix ahead of its mma.sync), so it was not kept (issue 15)"))
-_X1_LATENCY = pytest.mark.xfail(strict=True, reason=(
-    "a dependent ldmatrix.x1 chain takes 29.8 cycles per link on the H200, the model 33.0: every dependent "
-    "shared-load link is ~3 cycles long in the model (ld.shared.b32 39.0 vs 35.8); x2 / x4 agree (37.0 / 45.0 vs "
-    "37.0 / 44.6) once the extra matrices add no conflict-way latency (issue 15)"))
+_ONE_WARP = pytest.mark.xfail(strict=True, reason=(
+    "one warp issuing 8 independent ldmatrix.x4 per iteration: the H200 takes 11.8 SM cycles per load, the model "
+    "21.0 in ptxas's SASS order (50.9 in PTX order, before workloads/issue_order.py; 8 warps now 4.09 vs 4.0): a "
+    "single warp's shared loads overlap more on the H200 than the model's per-warp MIO issue allows (issue 15)"))
 CASES = [
     "ldsm_lat_lds32",            # ld.shared.b32 dependent chain (H200 35.8 cycles per link)
     "ldsm_lat_x2",               # ldmatrix.x2 chain (37.0)
-    pytest.param("ldsm_lat_x1", marks=_X1_LATENCY),
+    "ldsm_lat_x1",               # ldmatrix.x1 chain (29.8; 32.5 in the SASS order, 33.0 in PTX order)
     "ldsm_lat_x4",               # ldmatrix.x4 chain (44.6): shared_memory.ldmatrix_latency_cycles_per_extra_matrix 0
     "ldsm_tput_x4_w32",          # 32 warps: 4.0 SM cycles per ldmatrix.x4 (128 B per cycle)
     "ldsm_tput_lds128_w32",      # ld.shared.v4 the same (4.0)
-    pytest.param("ldsm_tput_x4_w1", marks=_PTX_ORDER),
-    pytest.param("ldsm_tput_x4_w8", marks=_PTX_ORDER),
+    pytest.param("ldsm_tput_x4_w1", marks=_ONE_WARP),
+    "ldsm_tput_x4_w8",           # 8 warps: 4.0 (4.09 in the SASS order; 6.4 in PTX order)
 ]
 
 

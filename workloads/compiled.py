@@ -33,7 +33,7 @@ from pathlib import Path
 from warpgraph.core.cache_dir import cache_subdir
 
 __all__ = ["CompiledFacts", "find_ptxas", "ptxas_facts", "compiled_facts", "parse_ptxas_log", "record_facts",
-           "annotate_record"]
+           "annotate_record", "sass_places"]
 
 _TIMEOUT_S = 120
 
@@ -252,9 +252,25 @@ def annotate_record(record_dir, isa: str = "sm_90a", *, prefer: str | None = Non
     the file is kept as it is). Raises RecordError when no ptxas is found or ptxas rejects the PTX."""
     from warpgraph.workloads.record import RECORD_FILE, load_record
 
-    f = record_facts(load_record(record_dir), isa, prefer=prefer)
+    rec = load_record(record_dir)
+    f = record_facts(rec, isa, prefer=prefer)
     path = Path(record_dir) / RECORD_FILE
     d = json.loads(path.read_text())
-    d.setdefault("compiled", {})[isa] = f.to_json()
+    block = f.to_json()
+    places = sass_places(rec, isa)
+    if places is not None:
+        block["sass_places"], block["sass_tool"] = places
+    d.setdefault("compiled", {})[isa] = block
     path.write_text(json.dumps(d, indent=1) + "\n")
     return f
+
+
+def sass_places(rec, isa: str) -> tuple[str, str] | None:
+    """``(places, tool)``: each PTX instruction's place in the SASS ptxas + nvdisasm make of the record's PTX (the
+    issue order, workloads/issue_order.py), encoded as the record stores them; None without the tools."""
+    from warpgraph.workloads.sass import encode_places, issue_positions, sass_listing
+
+    insts, tool = sass_listing(rec.ptx_text(), rec.entry, isa, prefer=_prefer(rec))
+    if insts is None:
+        return None
+    return encode_places(issue_positions(rec.program(), insts)), tool

@@ -332,6 +332,10 @@ class CompiledBlock(_Strict):
     barriers: int = Field(0, ge=0, le=16)
     tool: str = ""
     isa: str = ""
+    #: per PTX instruction, its place in the SASS listing ptxas makes of this PTX ("-": none), space-separated
+    #: (workloads/sass.py ``encode_places``): the issue order (workloads/issue_order.py) without ptxas / nvdisasm
+    sass_places: str = ""
+    sass_tool: str = ""
 
 
 class LaunchRecord(BaseModel):

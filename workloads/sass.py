@@ -209,7 +209,7 @@ def _cache_dir() -> Path | None:
 @lru_cache(maxsize=64)
 def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str, tool: str
                  ) -> tuple[tuple[SassInst, ...], str]:
-    key = hashlib.sha256("\0".join(("sass/2", ptx_text, entry, isa, ptxas, nvdisasm, tool)).encode()
+    key = hashlib.sha256("\0".join(("sass/3", ptx_text, entry, isa, ptxas, nvdisasm, tool)).encode()
                          ).hexdigest()[:32]
     cdir = _cache_dir()
     cfile = cdir / f"{key}.json" if cdir else None
@@ -231,6 +231,9 @@ def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str,
             if p.returncode != 0:
                 err = next((ln.strip() for ln in (p.stdout + p.stderr).splitlines() if "error" in ln.lower()),
                            f"ptxas exit code {p.returncode}").replace(str(src), "kernel.ptx")
+                m = _UNSUPPORTED_VERSION.search(p.stdout + p.stderr)
+                if m:
+                    err = f"{_VERSION_ERR}{m.group(1)}"
             else:
                 q = subprocess.run([nvdisasm, "-g", "-hex", "-c", str(cub)], capture_output=True, text=True,
                                    timeout=_TIMEOUT_S)
@@ -251,9 +254,16 @@ def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str,
     return tuple(insts), err
 
 
+_UNSUPPORTED_VERSION = re.compile(r"Unsupported \.version [0-9.]+; current version is '([0-9]+\.[0-9]+)'")
+_VERSION_ERR = "PTX ISA version newer than this ptxas: "
+_VERSION_LINE = re.compile(r"^(\s*\.version\s+)([0-9]+\.[0-9]+)", re.M)
+
+
 def sass_listing(ptx_text: str, entry: str, isa: str = "sm_90a", *, prefer: str = "triton"
                  ) -> tuple[tuple[SassInst, ...] | None, str]:
-    """``(SASS of entry with PTX lines, tool)`` or ``(None, why not)``."""
+    """``(SASS of entry with PTX lines, tool)`` or ``(None, why not)``. PTX of a newer ISA version than the ptxas
+    found (CUDA 13's nvcc writes ``.version 9.0``; Triton 3.6's ptxas 12.8 reads up to 8.7) is assembled again
+    with the version it supports: the version gates features, and a PTX that uses a newer one still fails."""
     from warpgraph.workloads.compiled import find_ptxas
 
     found = find_ptxas(isa, prefer)
@@ -262,8 +272,17 @@ def sass_listing(ptx_text: str, entry: str, isa: str = "sm_90a", *, prefer: str 
     ptxas, tool = found
     nvd = find_nvdisasm(ptxas)
     if nvd is None:
+        # a toolkit without nvdisasm (a minimal CUDA install): the other tool chain's ptxas and nvdisasm
+        other = find_ptxas(isa, "cuda" if prefer == "triton" else "triton")
+        if other is not None and find_nvdisasm(other[0]) is not None:
+            ptxas, tool = other
+            nvd = find_nvdisasm(ptxas)
+    if nvd is None:
         return None, "no nvdisasm found next to ptxas or on PATH"
     insts, err = _disassemble(ptx_text, entry, isa, ptxas, nvd, tool)
+    if err.startswith(_VERSION_ERR):
+        lowered = _VERSION_LINE.sub(lambda m: m.group(1) + err[len(_VERSION_ERR):], ptx_text, count=1)
+        insts, err = _disassemble(lowered, entry, isa, ptxas, nvd, tool)
     if err:
         return None, f"{tool}: {err}"
     return insts, tool
@@ -883,6 +902,74 @@ def record_sass_costs(record, program, isa: str = "sm_90a") -> tuple[SassAttribu
     if insts is None:
         return None, tool
     return attribute(program, insts, tool), tool
+
+
+#: the SASS opcode root that stands for a PTX instruction kind in the issue order (``issue_positions``)
+_OWN_SASS = {"LD_GLOBAL": ("LDG",), "LD_LOCAL": ("LDL",), "LD_SHARED": ("LDS",), "LDMATRIX": ("LDSM",),
+             "ST_GLOBAL": ("STG",), "ST_LOCAL": ("STL",), "ST_SHARED": ("STS",), "STMATRIX": ("STSM",),
+             "SHFL": ("SHFL",), "VOTE": ("VOTE",)}
+
+
+def issue_positions(program, insts: tuple[SassInst, ...]) -> list[int | None]:
+    """Per PTX instruction index: the place in the SASS listing of the instruction that issues it -- the first SASS
+    of its PTX line of its own class (the ``LDG`` of an ``ld.global``), else the line's first SASS -- or None when
+    ptxas attributed no SASS to its line (folded). workloads/issue_order.py orders each block by these places."""
+    by_line: dict[int, list[int]] = {}
+    for k, si in enumerate(insts):
+        if si.line:
+            by_line.setdefault(si.line, []).append(k)
+    out: list[int | None] = []
+    for ins in program.instructions:
+        ks = by_line.get(int(getattr(ins, "line", 0) or 0))
+        if not ks:
+            out.append(None)
+            continue
+        own = _OWN_SASS.get(getattr(ins.kind, "name", ""))
+        hit = None
+        if own:
+            hit = next((k for k in ks if insts[k].op.split(".", 1)[0] in own), None)
+        out.append(ks[0] if hit is None else hit)
+    return out
+
+
+def encode_places(places: list) -> str:
+    """:func:`issue_positions` as the record stores them (``compiled.<isa>.sass_places``)."""
+    return " ".join("-" if x is None else str(int(x)) for x in places)
+
+
+def decode_places(text: str, n: int) -> list | None:
+    """The places :func:`encode_places` wrote, or None if they are not ``n`` well-formed entries."""
+    parts = text.split()
+    if len(parts) != n:
+        return None
+    try:
+        return [None if x == "-" else int(x) for x in parts]
+    except ValueError:
+        return None
+
+
+def record_issue_positions(record, program, isa: str = "sm_90a") -> tuple[list | None, str]:
+    """:func:`issue_positions` of ``record``'s entry: ``(positions, tool)`` or ``(None, why not)``; the places the
+    record carries (``compiled.<isa>.sass_places``, written by ``warpgraph compile --write``) when it has them."""
+    from warpgraph.core.errors import UserError
+    from warpgraph.workloads.compiled import _prefer
+
+    if record is None:
+        return None, "no record"
+    block = (getattr(record, "compiled", None) or {}).get(isa)
+    text = getattr(block, "sass_places", "") if block is not None else ""
+    if text:
+        got = decode_places(text, len(program.instructions))
+        if got is not None:
+            return got, f"record ({getattr(block, 'sass_tool', '') or 'ptxas'}, {isa})"
+    try:
+        text = record.ptx_text()
+    except UserError as e:
+        return None, e.message
+    insts, tool = sass_listing(text, record.entry, isa, prefer=_prefer(record))
+    if insts is None:
+        return None, tool
+    return issue_positions(program, insts), tool
 
 
 _WARNED: set = set()

@@ -506,8 +506,11 @@ def _copied_box(pname: str, box: list[int], block: tuple[int, ...], shapes: set[
 
 def _compiled_block(ptx: str, entry: str, target: str) -> dict:
     """ptxas facts (registers, spills) recorded at capture, for the GPU ISA the record runs on: the target itself
-    for Blackwell, sm_90a (H100/H200) for Hopper and older targets, which Hopper runs (workloads/compiled.py)."""
+    for Blackwell, sm_90a (H100/H200) for Hopper and older targets, which Hopper runs (workloads/compiled.py); with
+    nvdisasm also each PTX instruction's place in the SASS (the issue order, workloads/issue_order.py)."""
     from warpgraph.workloads.compiled import ptxas_facts
+    from warpgraph.workloads.ptx import parse_ptx
+    from warpgraph.workloads.sass import encode_places, issue_positions, sass_listing
 
     isa = target if _TARGETS[target] >= 100 else "sm_90a"
     f, why = ptxas_facts(ptx, entry, isa, prefer="triton")
@@ -516,7 +519,12 @@ def _compiled_block(ptx: str, entry: str, target: str) -> dict:
 
         warnings.warn(f"capture: no compiler facts recorded for {isa} ({why})", stacklevel=3)
         return {}
-    return {isa: f.to_json()}
+    block = f.to_json()
+    insts, tool = sass_listing(ptx, entry, isa, prefer="triton")
+    if insts is not None:
+        block["sass_places"] = encode_places(issue_positions(parse_ptx(ptx).entry(entry), insts))
+        block["sass_tool"] = tool
+    return {isa: block}
 
 
 def _jsonable(v):

@@ -1,0 +1,176 @@
+"""The issue order of a basic block (workloads/issue_order.py): each segment follows the SASS ptxas makes of the
+record's PTX, as far as its dependences allow; what orders memory or synchronises never moves."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import warpgraph as wg
+from warpgraph.workloads import sass as SS
+from warpgraph.workloads.compiled import find_ptxas
+from warpgraph.workloads.issue_order import _MEMORY, _movable, _schedule, _segments, issue_order, permutation
+from warpgraph.workloads.ptx import parse_ptx
+from warpgraph.workloads.record import load_record
+
+ROOT = Path(wg.__file__).parent
+
+
+def _tools():
+    f = find_ptxas("sm_90a")
+    return f is not None and SS.find_nvdisasm(f[0]) is not None
+
+
+needs_tools = pytest.mark.skipif(not _tools(), reason="no ptxas / nvdisasm (install the 'triton' extra)")
+
+_PTX = """
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 p, .param .u64 q)
+{
+  .reg .b32 %r<20>;
+  .reg .b64 %rd<20>;
+  .reg .pred %p<2>;
+  ld.param.u64 %rd1, [p];
+  ld.param.u64 %rd2, [q];
+  ld.global.u32 %r1, [%rd1];
+  add.s32 %r2, %r1, 1;
+  mul.lo.s32 %r3, %r2, 3;
+  add.s64 %rd3, %rd1, 128;
+  ld.global.u32 %r4, [%rd3];
+  add.s32 %r5, %r4, %r3;
+  st.global.u32 [%rd2], %r5;
+  add.s64 %rd4, %rd1, 256;
+  ld.global.u32 %r6, [%rd4];
+  add.s32 %r7, %r6, %r5;
+  st.global.u32 [%rd2+4], %r7;
+  bar.sync 0;
+  ld.global.u32 %r8, [%rd1];
+  add.s32 %r9, %r8, 1;
+  ld.volatile.global.u32 %r10, [%rd1];
+  add.s32 %r11, %r10, %r9;
+  st.global.u32 [%rd2+8], %r11;
+  ret;
+}
+"""
+
+
+def _prog():
+    return parse_ptx(_PTX).entry("k")
+
+
+def _index(prog, text):
+    return next(i.index for i in prog.instructions if i.text.strip() == text)
+
+
+def test_a_segment_follows_the_sass_places_within_its_dependences():
+    prog = _prog()
+    seg = _segments(prog)[0]
+    ld2 = _index(prog, "ld.global.u32 %r4, [%rd3];")
+    use1 = _index(prog, "add.s32 %r2, %r1, 1;")
+    addr2 = _index(prog, "add.s64 %rd3, %rd1, 128;")
+    ld3 = _index(prog, "ld.global.u32 %r6, [%rd4];")
+    st1 = _index(prog, "st.global.u32 [%rd2], %r5;")
+    # SASS places: PTX order, except the second load (and its address) before the first load's consumer and the
+    # third load before the first store; the address add is folded (no SASS: it goes where its load goes)
+    pos = {i: 10 * i for i in seg}
+    pos[ld2] = 10 * use1 - 5
+    pos[addr2] = None
+    pos[ld3] = 10 * st1 - 5
+    order = _schedule(prog.instructions, seg, [pos.get(i) for i in range(len(prog.instructions))])
+    at = {i: k for k, i in enumerate(order)}
+    assert at[addr2] < at[ld2] < at[use1]
+    assert at[st1] < at[ld3]          # memory order: a load never passes a store of its segment
+    # no SASS places at all: the PTX order
+    assert _schedule(prog.instructions, seg, [None] * len(prog.instructions)) == seg
+
+
+def test_barriers_and_ordered_loads_are_never_moved_nor_crossed():
+    prog = _prog()
+    for seg in _segments(prog):
+        for i in seg:
+            ins = prog.instructions[i]
+            assert _movable(ins)
+            assert "bar.sync" not in ins.text and "volatile" not in ins.text
+        assert seg == list(range(seg[0], seg[-1] + 1))      # consecutive: nothing unmovable inside
+
+
+def _respects_dependences(prog, seg, order) -> bool:
+    at = {i: k for k, i in enumerate(order)}
+    insts = prog.instructions
+    for a_pos, a in enumerate(seg):
+        for b in seg[a_pos + 1:]:
+            A, B = insts[a], insts[b]
+            dep = (set(A.dsts) & set(B.srcs) or set(A.srcs) & set(B.dsts) or set(A.dsts) & set(B.dsts)
+                   or (A.kind.name in _MEMORY and B.kind.name in _MEMORY))
+            if dep and at[a] > at[b]:
+                return False
+    return True
+
+
+_RECORDS = sorted(str(p.parent.relative_to(ROOT)) for p in (ROOT / "workloads" / "records").glob("h200*/*/launch.json"))
+
+
+@needs_tools
+@pytest.mark.parametrize("rec", _RECORDS + ["workloads/microbench/ssr_g1_w8_b16_ld"])
+def test_the_sass_order_of_every_bundled_h200_kernel_keeps_every_dependence(rec):
+    r = load_record(ROOT / rec)
+    prog = r.program()
+    pos, tool = SS.record_issue_positions(r, prog)
+    assert pos is not None, tool
+    o = issue_order(prog, pos)
+    for seg in _segments(prog):
+        order = [i for i in sorted(seg, key=lambda i: o.rank[i])]
+        assert sorted(order) == sorted(seg)
+        assert _respects_dependences(prog, seg, order), rec
+
+
+def test_the_permutation_reorders_each_executed_instance_of_a_segment():
+    prog = _prog()
+    n = len(prog.instructions)
+    seg0 = _segments(prog)[0]
+    pos = list(range(0, 10 * n, 10))
+    ld2 = _index(prog, "ld.global.u32 %r4, [%rd3];")
+    pos[ld2] = 10 * _index(prog, "add.s32 %r2, %r1, 1;") - 5
+    pos[_index(prog, "add.s64 %rd3, %rd1, 128;")] = None     # folded into the load's address
+    o = issue_order(prog, pos)
+    assert o.moves
+    want = _schedule(prog.instructions, seg0, pos)
+    pcs = np.array(list(range(n)) * 2, dtype=np.int64)       # the block twice (a loop), then nothing else
+    perm = permutation(o, pcs)
+    assert perm is not None and sorted(perm.tolist()) == list(range(2 * n))
+    moved = pcs[perm]
+    fixed = [i for i in range(n) if o.seg[i] < 0]
+    for rep in range(2):
+        part = moved[rep * n:(rep + 1) * n]
+        assert sorted(part.tolist()) == list(range(n))       # nothing crosses from one instance into the other
+        where = {int(pc): k for k, pc in enumerate(part)}
+        assert sorted(seg0, key=lambda i: where[i]) == want
+        assert all(part[i] == i for i in fixed)              # never-moved instructions stay in place
+    assert permutation(o, np.array(fixed)) is None
+    assert permutation(None, np.arange(5)) is None
+
+
+@needs_tools
+def test_the_sass_order_overlaps_a_warps_independent_loads_as_the_h200_does():
+    """sm_store_rate (H200, 2026-12-05): 8 warps of one SM load 16-B pieces at 55 B/cycle; nvcc's PTX puts each
+    load's xors right after it (the SASS has the 8 LDGs first), which the PTX order serialised (10 B/cycle). The
+    replay's own check is tests/test_sm_store_rate_replay.py; here: the SASS order makes the same launch several
+    times shorter, and ``sass.issue_order=0`` restores the PTX order."""
+    rec = ROOT / "workloads" / "microbench" / "ssr_g1_w8_b16_ld"
+    on = wg.simulate(rec, "h200").metrics["cycles"]
+    off = wg.simulate(rec, "h200", overrides={"sass.issue_order": 0}).metrics["cycles"]
+    assert off > 3 * on
+
+
+@needs_tools
+def test_ptx_of_a_newer_isa_version_is_assembled_at_the_version_ptxas_reads():
+    """CUDA 13's nvcc writes .version 9.0; Triton 3.6's ptxas reads up to 8.7: the listing comes from the same PTX
+    with the version lowered (the version gates features; none of 9.0's is used here)."""
+    r = load_record(ROOT / "workloads" / "microbench" / "ssr_g1_w8_b16_ld")
+    assert ".version 9.0" in r.ptx_text()
+    insts, tool = SS.sass_listing(r.ptx_text(), r.entry)
+    assert insts is not None, tool
+    assert sum(1 for s in insts if s.op.startswith("LDG")) >= 8
