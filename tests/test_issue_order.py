@@ -9,7 +9,6 @@ import pytest
 
 import warpgraph as wg
 from warpgraph.workloads import sass as SS
-from warpgraph.workloads.compiled import find_ptxas
 from warpgraph.workloads.issue_order import _MEMORY, _movable, _schedule, _segments, issue_order, permutation
 from warpgraph.workloads.ptx import parse_ptx
 from warpgraph.workloads.record import load_record
@@ -17,12 +16,7 @@ from warpgraph.workloads.record import load_record
 ROOT = Path(wg.__file__).parent
 
 
-def _tools():
-    f = find_ptxas("sm_90a")
-    return f is not None and SS.find_nvdisasm(f[0]) is not None
-
-
-needs_tools = pytest.mark.skipif(not _tools(), reason="no ptxas / nvdisasm (install the 'triton' extra)")
+needs_tools = pytest.mark.skipif(not SS.tools_available(), reason="no ptxas / nvdisasm (install the 'triton' extra)")
 
 _PTX = """
 .version 8.0

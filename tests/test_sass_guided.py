@@ -8,7 +8,6 @@ import pytest
 from warpgraph.components.sass_cost import sass_per_ptx
 from warpgraph.runner.timing import lower
 from warpgraph.workloads import sass as SS
-from warpgraph.workloads.compiled import find_ptxas
 from warpgraph.workloads.ptx import parse_ptx
 from warpgraph.workloads.record import load_record
 
@@ -16,12 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent / "workloads" / "records"
 H200 = ROOT / "h200"
 
 
-def _tools():
-    f = find_ptxas("sm_90a")
-    return f is not None and SS.find_nvdisasm(f[0]) is not None
-
-
-needs_tools = pytest.mark.skipif(not _tools(), reason="no ptxas / nvdisasm (install the 'triton' extra)")
+needs_tools = pytest.mark.skipif(not SS.tools_available(), reason="no ptxas / nvdisasm (install the 'triton' extra)")
 
 
 def test_tag_ptx_marks_instructions_only():

@@ -268,9 +268,9 @@ def annotate_record(record_dir, isa: str = "sm_90a", *, prefer: str | None = Non
 def sass_places(rec, isa: str) -> tuple[str, str] | None:
     """``(places, tool)``: each PTX instruction's place in the SASS ptxas + nvdisasm make of the record's PTX (the
     issue order, workloads/issue_order.py), encoded as the record stores them; None without the tools."""
-    from warpgraph.workloads.sass import encode_places, issue_positions, sass_listing
+    from warpgraph.workloads.sass import encode_places, issue_positions, record_listing
 
-    insts, tool = sass_listing(rec.ptx_text(), rec.entry, isa, prefer=_prefer(rec))
+    insts, tool = record_listing(rec, isa)
     if insts is None:
         return None
     return encode_places(issue_positions(rec.program(), insts)), tool

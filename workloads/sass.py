@@ -889,8 +889,17 @@ def control_extra(pblocks, cost, st_sum: dict, st_n: dict, cat=None) -> dict[int
     return out
 
 
-def record_sass_costs(record, program, isa: str = "sm_90a") -> tuple[SassAttribution | None, str]:
-    """SASS-guided costs of ``record``'s entry: ``(attribution, tool)`` or ``(None, why not)``."""
+def tools_available(isa: str = "sm_90a") -> bool:
+    """Whether a ptxas for ``isa`` and an nvdisasm beside it (or on PATH) are found (the SASS listing's tools)."""
+    from warpgraph.workloads.compiled import find_ptxas
+
+    f = find_ptxas(isa)
+    return f is not None and find_nvdisasm(f[0]) is not None
+
+
+def record_listing(record, isa: str = "sm_90a") -> tuple[tuple[SassInst, ...] | None, str]:
+    """:func:`sass_listing` of ``record``'s entry with the tool chain that built it: ``(insts, tool)`` or
+    ``(None, why not)``."""
     from warpgraph.core.errors import UserError
     from warpgraph.workloads.compiled import _prefer
 
@@ -898,7 +907,12 @@ def record_sass_costs(record, program, isa: str = "sm_90a") -> tuple[SassAttribu
         text = record.ptx_text()
     except UserError as e:
         return None, e.message
-    insts, tool = sass_listing(text, record.entry, isa, prefer=_prefer(record))
+    return sass_listing(text, record.entry, isa, prefer=_prefer(record))
+
+
+def record_sass_costs(record, program, isa: str = "sm_90a") -> tuple[SassAttribution | None, str]:
+    """SASS-guided costs of ``record``'s entry: ``(attribution, tool)`` or ``(None, why not)``."""
+    insts, tool = record_listing(record, isa)
     if insts is None:
         return None, tool
     return attribute(program, insts, tool), tool
@@ -951,9 +965,6 @@ def decode_places(text: str, n: int) -> list | None:
 def record_issue_positions(record, program, isa: str = "sm_90a") -> tuple[list | None, str]:
     """:func:`issue_positions` of ``record``'s entry: ``(positions, tool)`` or ``(None, why not)``; the places the
     record carries (``compiled.<isa>.sass_places``, written by ``warpgraph compile --write``) when it has them."""
-    from warpgraph.core.errors import UserError
-    from warpgraph.workloads.compiled import _prefer
-
     if record is None:
         return None, "no record"
     block = (getattr(record, "compiled", None) or {}).get(isa)
@@ -962,11 +973,7 @@ def record_issue_positions(record, program, isa: str = "sm_90a") -> tuple[list |
         got = decode_places(text, len(program.instructions))
         if got is not None:
             return got, f"record ({getattr(block, 'sass_tool', '') or 'ptxas'}, {isa})"
-    try:
-        text = record.ptx_text()
-    except UserError as e:
-        return None, e.message
-    insts, tool = sass_listing(text, record.entry, isa, prefer=_prefer(record))
+    insts, tool = record_listing(record, isa)
     if insts is None:
         return None, tool
     return issue_positions(program, insts), tool

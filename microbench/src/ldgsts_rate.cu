@@ -13,6 +13,7 @@
 // Clocks are never touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a ldgsts_rate.cu
 #include "common.cuh"
 #include "check.cuh"
+#include "host.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -75,8 +76,7 @@ static void run(int grid, int warps, int size, int cg, u32 depth, size_t region,
     CK(cudaMemcpy(h.data(), d_out, 16 * grid, cudaMemcpyDeviceToHost));
     std::vector<double> c;
     for (int b = 0; b < grid; ++b) c.push_back((double)h[2 * b]);
-    std::sort(c.begin(), c.end());
-    const double med = c[c.size() / 2];
+    const double med = median_of(c);
     const double bytes = (double)reps * depth * 32 * size * warps;
     printf("LGS grid=%d warps=%d size=%d cg=%d depth=%u region=%zu rep=%d reps=%u cycles=%.0f bytes_per_cycle=%.2f "
            "cyc_per_round=%.2f ins_per_cycle=%.3f\n", grid, warps, size, cg, depth, region, rep, reps, med,

@@ -23,6 +23,7 @@
 // Clocks are never touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a store_fence.cu
 #include "common.cuh"
 #include "check.cuh"
+#include "host.cuh"
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -165,7 +166,6 @@ __global__ void __launch_bounds__(1024, 1) k_slm(char* sbuf, const char* lbuf, u
   }
 }
 
-static double med(std::vector<double> v) { std::sort(v.begin(), v.end()); return v.empty() ? 0 : v[v.size() / 2]; }
 static u64* d_out;
 static char* d_buf;
 static char* d_warm;
@@ -189,8 +189,8 @@ static void fst(int grid, int warps, u32 batches, u32 delay, u32 flags) {
       se.push_back((double)h[8 * b + 2]); sf.push_back((double)h[8 * b + 3]);
     }
     printf("FST grid=%d warps=%d batches=%u delay=%u flags=%u rep=%d fence=%.0f fence_start=%.0f fence_end=%.0f "
-           "streams_end=%.0f first_end=%.0f fence_cta0=%.0f\n", grid, warps, batches, delay, flags, rep, med(f), med(fs),
-           med(fe), med(se), med(sf), f[0]);
+           "streams_end=%.0f first_end=%.0f fence_cta0=%.0f\n", grid, warps, batches, delay, flags, rep, median_of(f), median_of(fs),
+           median_of(fe), median_of(se), median_of(sf), f[0]);
   }
 }
 
@@ -201,7 +201,7 @@ static void slm(int grid, int st, int ld, u32 reps, u32 flags) {
     std::vector<double> s, l;
     for (int b = 0; b < grid; ++b) { s.push_back((double)h[8 * b]); l.push_back((double)h[8 * b + 1]); }
     const double bytes = (double)reps * 8 * 32 * 16;
-    const double sc = med(s), lc = med(l);
+    const double sc = median_of(s), lc = median_of(l);
     printf("SLM grid=%d st=%d ld=%d reps=%u flags=%u rep=%d st_cyc=%.0f ld_cyc=%.0f st_bpc=%.2f ld_bpc=%.2f\n", grid,
            st, ld, reps, flags, rep, sc, lc, st ? bytes * st / sc : 0.0, ld ? bytes * ld / lc : 0.0);
   }
