@@ -25,8 +25,8 @@ Model (paper III, hopper-blackwell-facts.md 2.2):
   ``hbm.bandwidth_gb_per_s × efficiency`` converted to bytes per SM cycle; DRAM (first-touch) sectors pay the
   L2 latency of their partition plus ``hbm.latency_cycles``. Stores write their first-touch sectors back to
   DRAM (``dram_write_bytes``; the write-back consumes HBM bandwidth at store time).
-* **Lookup coalescing** (cp.async; ``l2.coalesce_scope``). ``gpc`` (H200 microbench ``l2_coalesce_pairs``,
-  2026-12-03): reads of the same lines (payload a1 bits 32+, ``memops._cp_async_key``) from SMs of one GPC share one
+* **Lookup coalescing** (cp.async and ld.global; ``l2.coalesce_scope``). ``gpc`` (H200 microbench ``l2_coalesce_pairs``,
+  2026-12-03): reads of the same lines (payload a1 bits 32+, ``memops._line_key``) from SMs of one GPC share one
   L2 lookup while the first one is outstanding (until its data is back), at most ``l2.requests_per_lookup_max`` (4)
   reads per lookup: a shared read costs no slice bandwidth and no lts__t traffic and returns with the first. SMs of
   different GPCs never share a lookup (SM pairs: 2.00 reads per lookup within a GPC, 1.00 across; 132 SMs: 3.8). A
@@ -397,7 +397,7 @@ class MemorySystem:
         warm = (nbytes >> 24) & 0xFFFF   # a2 bits 24-39: lines with a near-partition copy (memops.WARM_SHIFT)
         if lines <= 0:
             lines = (sectors + 3) >> 2
-        key = dram_sectors >> 32          # cp.async: identity of the requested lines (memops._cp_async_key)
+        key = dram_sectors >> 32          # cp.async, ld.global: identity of the requested lines (memops._line_key)
         if key:
             dram_sectors &= 0xFFFFFFFF
             if not self.merge_fills:

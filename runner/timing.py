@@ -237,7 +237,6 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
 #: ``sass.issue_order``: a warp issues each basic block in the order of ptxas's SASS (workloads/issue_order.py);
 #: 0 issues the PTX order
 ISSUE_ORDER_DEFAULT = True
-_ORDER_WARNED: set = set()
 
 
 def sass_issue_order(program, record, isa: str, overrides: dict | None):
@@ -251,12 +250,7 @@ def sass_issue_order(program, record, isa: str, overrides: dict | None):
 
     pos, tool = record_issue_positions(record, program, isa)
     if pos is None:
-        if tool not in _ORDER_WARNED:
-            import warnings
-
-            _ORDER_WARNED.add(tool)
-            warnings.warn(f"{getattr(record, 'name', '?')}: no SASS issue order ({tool}); warps issue in PTX order "
-                          f"(install the 'triton' extra or a CUDA toolkit's ptxas and nvdisasm)", stacklevel=3)
+        _warn_order(getattr(record, "name", "?"), tool)
         return None
     order = issue_order(program, pos)
     return order if order.moves else None
@@ -299,6 +293,17 @@ def control_stalls(program, record, isa: str, overrides: dict | None, guided=Non
     if att is None or att.extra is None:
         return None
     return [int(att.extra.get(i, 0)) for i in range(len(program.instructions))]
+
+
+def _warn_order(name: str, why: str) -> None:
+    """Once per reason (not per record: every record of a machine without the tools shares it)."""
+    import warnings
+
+    if ("order", why) in _WARNED:
+        return
+    _WARNED.add(("order", why))
+    warnings.warn(f"{name}: no SASS issue order ({why}); warps issue in PTX order (install the 'triton' extra or a "
+                  f"CUDA toolkit's ptxas and nvdisasm)", stacklevel=4)
 
 
 def _warn_cs(name: str, why: str) -> None:

@@ -130,7 +130,7 @@ def test_smem_bandwidth_128_bytes_per_cycle():
 
 
 def test_cp_async_merges_into_outstanding_dram_fill():
-    """cp.async of the same lines (payload a1 high bits: memops._cp_async_key) from a second SM while the first
+    """cp.async of the same lines (payload a1 high bits: memops._line_key) from a second SM while the first
     SM's DRAM fill is outstanding merges into it: one L2 pass, one DRAM read, not done before the fill
     (``l2.coalesce_scope: fill``; SMs 0 and 7 are also in one GPC, so the default ``gpc`` scope shares too)."""
     for scope in ("fill", "gpc"):
@@ -159,20 +159,20 @@ def test_requests_without_key_never_merge():
 
 
 def test_cp_async_line_key_identifies_lines():
-    """memops._cp_async_key: warps copying the same lines get the same key (whatever their lane order), other
+    """memops._line_key: warps copying the same lines get the same key (whatever their lane order), other
     lines another key, a warp with no active lane 0."""
     from types import SimpleNamespace
 
     import numpy as np
 
-    from warpgraph.workloads.functional.memops import GLOBAL_BASE, _cp_async_key
+    from warpgraph.workloads.functional.memops import GLOBAL_BASE, _line_key
 
     b = SimpleNamespace(W=3)
     lanes = np.arange(64)
     src = GLOBAL_BASE + 4096 + 16 * np.concatenate([np.arange(32), np.arange(32)[::-1]])
-    k = _cp_async_key(b, lanes, src)
+    k = _line_key(b, lanes, src)
     assert k[0] == k[1] != 0 and k[2] == 0
-    k2 = _cp_async_key(b, lanes, src + 512)
+    k2 = _line_key(b, lanes, src + 512)
     assert k2[0] != k[0] and 0 < k[0] < 2**24
 
 

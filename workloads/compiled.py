@@ -268,9 +268,6 @@ def annotate_record(record_dir, isa: str = "sm_90a", *, prefer: str | None = Non
 def sass_places(rec, isa: str) -> tuple[str, str] | None:
     """``(places, tool)``: each PTX instruction's place in the SASS ptxas + nvdisasm make of the record's PTX (the
     issue order, workloads/issue_order.py), encoded as the record stores them; None without the tools."""
-    from warpgraph.workloads.sass import encode_places, issue_positions, record_listing
+    from warpgraph.workloads.sass import listing_places
 
-    insts, tool = record_listing(rec, isa)
-    if insts is None:
-        return None
-    return encode_places(issue_positions(rec.program(), insts)), tool
+    return listing_places(rec.ptx_text(), rec.entry, rec.program(), isa, _prefer(rec))

@@ -274,9 +274,9 @@ def sass_listing(ptx_text: str, entry: str, isa: str = "sm_90a", *, prefer: str 
     if nvd is None:
         # a toolkit without nvdisasm (a minimal CUDA install): the other tool chain's ptxas and nvdisasm
         other = find_ptxas(isa, "cuda" if prefer == "triton" else "triton")
-        if other is not None and find_nvdisasm(other[0]) is not None:
+        nvd = find_nvdisasm(other[0]) if other is not None else None
+        if nvd is not None:
             ptxas, tool = other
-            nvd = find_nvdisasm(ptxas)
     if nvd is None:
         return None, "no nvdisasm found next to ptxas or on PATH"
     insts, err = _disassemble(ptx_text, entry, isa, ptxas, nvd, tool)
@@ -944,6 +944,15 @@ def issue_positions(program, insts: tuple[SassInst, ...]) -> list[int | None]:
             hit = next((k for k in ks if insts[k].op.split(".", 1)[0] in own), None)
         out.append(ks[0] if hit is None else hit)
     return out
+
+
+def listing_places(ptx_text: str, entry: str, program, isa: str, prefer: str) -> tuple[str, str] | None:
+    """``(places, tool)``: :func:`issue_positions` of ``ptx_text``'s entry from a fresh listing, encoded as a record
+    stores them (``compiled.<isa>.sass_places`` / ``sass_tool``); None without ptxas / nvdisasm."""
+    insts, tool = sass_listing(ptx_text, entry, isa, prefer=prefer)
+    if insts is None:
+        return None
+    return encode_places(issue_positions(program, insts)), tool
 
 
 def encode_places(places: list) -> str:

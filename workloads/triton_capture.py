@@ -510,7 +510,7 @@ def _compiled_block(ptx: str, entry: str, target: str) -> dict:
     nvdisasm also each PTX instruction's place in the SASS (the issue order, workloads/issue_order.py)."""
     from warpgraph.workloads.compiled import ptxas_facts
     from warpgraph.workloads.ptx import parse_ptx
-    from warpgraph.workloads.sass import encode_places, issue_positions, sass_listing
+    from warpgraph.workloads.sass import listing_places
 
     isa = target if _TARGETS[target] >= 100 else "sm_90a"
     f, why = ptxas_facts(ptx, entry, isa, prefer="triton")
@@ -520,10 +520,9 @@ def _compiled_block(ptx: str, entry: str, target: str) -> dict:
         warnings.warn(f"capture: no compiler facts recorded for {isa} ({why})", stacklevel=3)
         return {}
     block = f.to_json()
-    insts, tool = sass_listing(ptx, entry, isa, prefer="triton")
-    if insts is not None:
-        block["sass_places"] = encode_places(issue_positions(parse_ptx(ptx).entry(entry), insts))
-        block["sass_tool"] = tool
+    places = listing_places(ptx, entry, parse_ptx(ptx).entry(entry), isa, "triton")
+    if places is not None:
+        block["sass_places"], block["sass_tool"] = places
     return {isa: block}
 
 

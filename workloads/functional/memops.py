@@ -587,7 +587,7 @@ def _d_ld(b, inst):
             if len(idx):
                 # the lines' identity, as for cp.async: SMs of one GPC share the L2 lookup of the same lines
                 # (H200 l2_coalesce_pairs measured it with ld.global.cg; components/memory.py)
-                b.pay[:, 1] += _cp_async_key(b, idx, addrs) << 32
+                b.pay[:, 1] += _line_key(b, idx, addrs) << 32
     return h
 
 
@@ -842,10 +842,11 @@ def _atom_lock_bits(b, idx, addrs, took) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------------ cp.async
-def _cp_async_key(b, idx, src) -> np.ndarray:
-    """(W,) identity of each warp's cp.async source (a hash of its lowest 128-B line, 1 .. 2**24-1; 0 = no lanes),
-    carried in payload a1's high bits: the timing pass's L2 in-flight fill table (components/memory.py) needs
-    to know which requests from different SMs ask for the same lines (the trace has no addresses)."""
+def _line_key(b, idx, src) -> np.ndarray:
+    """(W,) identity of each warp's global read (cp.async source, ld.global address: a hash of its lowest 128-B line,
+    1 .. 2**24-1; 0 = no lanes), carried in payload a1's high bits: the timing pass's L2 lookup table
+    (components/memory.py) needs to know which requests from different SMs ask for the same lines (the trace has no
+    addresses)."""
     W = b.W
     lo = np.full(W, np.iinfo(np.int64).max, np.int64)
     np.minimum.at(lo, (idx >> 5).astype(np.int64), ((src - GLOBAL_BASE) >> 7).astype(np.int64))
@@ -903,7 +904,7 @@ def _d_cp_async(b, inst):
                 sdv.wide(size)[fl // size] = gdv.wide(size)[o // size]
                 if trace:
                     b.pay = gmem_payload(b, idx, src, size, warm=True)
-                    b.pay[:, 1] += _cp_async_key(b, idx, src) << 32
+                    b.pay[:, 1] += _line_key(b, idx, src) << 32
                 return
         block = np.zeros((len(idx), size), dtype=np.uint8)
         if rd.any():
@@ -929,7 +930,7 @@ def _d_cp_async(b, inst):
             block[rd] = vals
             if trace:
                 b.pay = gmem_payload(b, i2, src, size, nbytes=n2.astype(np.float64), warm=True)
-                b.pay[:, 1] += _cp_async_key(b, i2, src) << 32
+                b.pay[:, 1] += _line_key(b, i2, src) << 32
         elif trace:
             b.pay = np.zeros((b.W, 4), dtype=np.int64)
         if size % 4 == 0 and not (fl % 4).any():
