@@ -168,3 +168,30 @@ def test_ptx_of_a_newer_isa_version_is_assembled_at_the_version_ptxas_reads():
     insts, tool = SS.sass_listing(r.ptx_text(), r.entry)
     assert insts is not None, tool
     assert sum(1 for s in insts if s.op.startswith("LDG")) >= 8
+
+
+def test_a_records_sass_places_are_checked(tmp_path):
+    """``compiled.<isa>.sass_places``: a malformed entry is a record error naming the field; places written for other
+    PTX (another count) are not used: a warning, and the order comes from a fresh listing."""
+    import json
+    import shutil
+
+    from warpgraph.core.errors import UserError
+
+    src = ROOT / "workloads" / "records" / "h200" / "gemm_ptr_M1024_N1024_K1024"
+    bad = tmp_path / "bad"
+    shutil.copytree(src, bad)
+    d = json.loads((bad / "launch.json").read_text())
+    d["compiled"]["sm_90a"]["sass_places"] = "1 2 x"
+    (bad / "launch.json").write_text(json.dumps(d))
+    with pytest.raises(UserError, match="sass_places"):
+        load_record(bad)
+    if not SS.tools_available():
+        return
+    d["compiled"]["sm_90a"]["sass_places"] = "1 2 3"
+    (bad / "launch.json").write_text(json.dumps(d))
+    r = load_record(bad)
+    with pytest.warns(UserWarning, match="3 entries for"):
+        pos, _tool = SS.record_issue_positions(r, r.program())
+    want, _ = SS.record_issue_positions(load_record(src), load_record(src).program())
+    assert pos == want

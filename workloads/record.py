@@ -337,6 +337,14 @@ class CompiledBlock(_Strict):
     sass_places: str = ""
     sass_tool: str = ""
 
+    @field_validator("sass_places")
+    @classmethod
+    def _places(cls, v: str) -> str:
+        bad = next((t for t in v.split() if t != "-" and not t.isdigit()), None)
+        if bad is not None:
+            raise ValueError(f"expected space-separated SASS places (integers, '-' for none), got {bad!r}")
+        return v
+
 
 class LaunchRecord(BaseModel):
     """A parsed ``launch.json``. ``dir`` is the folder it was loaded from (None for in-memory records)."""

@@ -982,6 +982,11 @@ def record_issue_positions(record, program, isa: str = "sm_90a") -> tuple[list |
         got = decode_places(text, len(program.instructions))
         if got is not None:
             return got, f"record ({getattr(block, 'sass_tool', '') or 'ptxas'}, {isa})"
+        import warnings
+
+        warnings.warn(f"{getattr(record, 'name', '?')}: compiled.{isa}.sass_places has {len(text.split())} entries for "
+                      f"{len(program.instructions)} PTX instructions (written for other PTX); listing the SASS again "
+                      f"(`warpgraph compile RECORD --write` refreshes it)", stacklevel=4)
     insts, tool = record_listing(record, isa)
     if insts is None:
         return None, tool
