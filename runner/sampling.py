@@ -318,7 +318,12 @@ class Sample:
         self.calibration_ctas = len(block)
         full, sub = first_touch_bytes_by_cta(cal), first_touch_bytes_by_cta(trace)
         num = sum(full.get(c, 0) for c in block) / len(block)       # per CTA of the full order
-        den = sum(sub.get(c, 0) for c in mine) / len(mine)          # per sampled CTA of the subset order
+        # per sampled CTA of the whole subset trace: its first touches are what the HBM background scales. Over
+        # the block's sampled CTAs alone, data every CTA reads once (a weight vector) counted once per
+        # len(mine) CTAs where the full order counts it once per len(block): a row kernel with disjoint rows got
+        # 0.84 instead of 1 (scaled rmsnorm, 8 SMs)
+        timed = [c for c in self.ctas if c in sub] or mine
+        den = sum(sub.get(c, 0) for c in timed) / len(timed)
         ratio = min(1.0, num / den) if den > 0 else 1.0
         self.first_touch_ratio = ratio
 

@@ -139,7 +139,9 @@ def _l1_filter(b, l1m, ks, kw, pay, W):
     pay[:, 3] >> 32 the warp's lines whose sectors all hit. A sector two warps of one cache request in the same
     instruction misses once (the lowest warp), the other hits."""
     cta = b.ctas[kw // b.wpc].astype(np.int64)
-    if b.ex.l1_sms:
+    if b.ex.l1_map is not None:
+        cta = b.ex.l1_map[cta]           # an explicit cache per CTA (sampled mode: runner/simulate.py)
+    elif b.ex.l1_sms:
         cta = cta % b.ex.l1_sms          # the CTA's first-wave SM: its L1 serves the SM's other CTAs too
     ck, first, cinv = np.unique((cta << 40) | ks, return_index=True, return_inverse=True)
     hit_c = l1m.access(ck >> 40, ck & ((1 << 40) - 1))

@@ -102,7 +102,13 @@ class _Exec:
                     self.touched[np.arange(lo, lo + (b.nbytes + 31) // 32, dtype=np.int64)] = True
         n_ctas_total = int(np.prod(self.grid))
         # the L1 of each CTA's first-wave SM (l1_sms: CTA c uses SM c % l1_sms's cache, shared with the SM's other
-        # CTAs), or one per CTA (l1_sms None)
+        # CTAs; or an array: CTA c uses cache l1_sms[c]), or one per CTA (l1_sms None)
+        self.l1_map = None
+        if l1_sms is not None and not isinstance(l1_sms, (int, np.integer)):
+            self.l1_map = np.asarray(l1_sms, dtype=np.int64)
+            if self.l1_map.shape != (n_ctas_total,) or (self.l1_map < 0).any():
+                raise ValueError(f"l1_sms: one cache index >= 0 per CTA ({n_ctas_total}) expected")
+            l1_sms = int(self.l1_map.max()) + 1 if n_ctas_total else 1
         self.l1_sms = int(l1_sms) if l1_sms else None
         self.l1 = (L1Caches(self.l1_sms or n_ctas_total, l1_capacity_bytes)
                    if want_trace and l1_capacity_bytes else None)
@@ -161,7 +167,8 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
     launch's bytes per L2 slice and HBM channel from the line addresses into ``trace.address_counts``
     (statistics only; None: not counted). ``l1_capacity_bytes``: the L1 data cache of one CTA, or with
     ``l1_sms`` of one SM, which CTA ``c`` shares with the CTAs of SM ``c % l1_sms`` (workloads/functional/l1model.py;
-    None: no L1 model)."""
+    None: no L1 model); ``l1_sms`` may also be an array of one cache index per CTA (sampled mode's subset: the
+    sampled SMs the CTAs stand on)."""
     import time
 
     t0 = time.perf_counter()
