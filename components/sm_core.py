@@ -55,6 +55,7 @@ from warpgraph.core.tracing import NULL_RECORDER
 __all__ = ["StaticTables", "CoreConfig", "SMCore", "Group", "INF", "OPS", "PIPES", "PIPE_THROTTLE", "OWN_WAIT"]
 
 INF = 1 << 62
+_LOW40 = (1 << 40) - 1     # a global access payload's a2 below the atomics' line key (memops._atom_serial_bits)
 
 # op classes (what the core switches on); the runner maps PTX Kinds to these
 OPS = ("ALU", "FREE", "BRANCH", "EXIT", "LDG", "STG", "LDS", "STS", "CP_ASYNC", "CPA_COMMIT", "CPA_WAIT",
@@ -176,6 +177,9 @@ class CoreConfig:
         self.l1_tag_cycles_per_line = 0.0  # L1TEX stage cycles per 128-B line looked up (l1.tag_cycles_per_line)
         self.store_cycles_per_byte = 0.0   # the SM's store data path (1 / l1.store_bytes_per_cycle; 0: none)
         self.store_queue_bytes = 0.0       # store data held ahead of that path before the LSU stalls
+        self.atom_request = 0.0          # the SM's atomic unit per warp request (l1.atomic_request_cycles; 0: none)
+        self.atom_lane_red = 0.0         # ... per lane on the busiest word of a red / an atom (l1.atomic_same_word_*)
+        self.atom_lane_ret = 0.0
         self.window = 32                # run-ahead window of an SM beyond the engine's next event (cycles)
         self.runahead_own = False       # run ahead of the SM's own event time instead (runner/partitioned.py)
         for k, v in kw.items():
@@ -308,6 +312,7 @@ class SMCore:
         self.l1_hit_lines = 0                 # 128-B lines of ld.global served by L1 (the trace's per-CTA L1 model)
         self.shared_wavefronts = 0
         self.l1_stage = [0.0] * cfg.n_sms     # per-SM L1TEX data/tag stage: free from this cycle
+        self.atom_unit = [0.0] * cfg.n_sms    # per-SM atomic unit (l1.atomic_*_cycles): free from this cycle
         self.st_path = [0.0] * cfg.n_sms      # per-SM store data path to L2 (l1.store_bytes_per_cycle): free from
         self.ctas_done = 0
         self.on_cta = None                    # progress hook: on_cta(ctas_done, n_ctas, cycle) as each CTA retires
@@ -1340,7 +1345,7 @@ class SMCore:
                     if x > s[p]:
                         s[p] = x
             self.global_sectors += sectors
-            name, release, acquire = T.aux[i]
+            name, release, acquire, is_float = T.aux[i]
             t0 = tt
             if release:
                 g = self._l2_ack_fence(W, tt)
@@ -1350,34 +1355,55 @@ class SMCore:
                         W.hold_t = t0
                         W.hold_r = S.MEMBAR
             a1 = W.a1[k]
+            a2 = W.a2[k]
+            a3h = W.a3[k] >> 32
+            same = a3h & 0xFFFF                   # lane-operations on the busiest word and line (memops)
+            ops = a3h >> 16
+            cfg = self.cfg
+            if cfg.atom_request or cfg.atom_lane_red:
+                # the SM's atomic unit, one request at a time (H200 atomics.cu TPUT, one SM, 32 warps: 5.4-5.7
+                # cycles per request on distinct words; the lanes on one word 1.0 cycle each for red, 2.0 for atom)
+                u = self.atom_unit
+                x = u[W.sm]
+                if x > t0:
+                    t0 = x
+                occ = W.m * cfg.atom_request
+                x = same * (cfg.atom_lane_red if name == "red" else cfg.atom_lane_ret)
+                u[W.sm] = t0 + (x if x > occ else occ)
             # the servers are reserved at issue (engine order: a reservation at t0 would queue every other SM's
-            # requests behind it); the access leaves after the fence with the queue it saw
-            done = mem.global_access(tt, W.sm, "atom", sectors, a1 & 0xFFFFFFFF, lines, W.a2[k], W.m) + (t0 - tt)
+            # requests behind it); the access leaves after the fence (and the SM's atomic unit) with the queue
+            # it saw
+            done = mem.global_access(tt, W.sm, "atom", sectors, a1 & 0xFFFFFFFF, lines, a2 & _LOW40, W.m) + (t0 - tt)
+            if name != "red":
+                done = int(done + mem.atom_extra)
+            # performed at the slice halfway through the round trip, once the line's atomic unit is free
+            back = (done - t0) * 0.5
+            perf = mem.atomic_perform(t0 + back, a2 >> 40, ops, same, is_float)
+            late = perf - (t0 + back)
+            if late:
+                done = int(done + late)
             if name == "red":                     # acknowledged as a store is (microbench red_fence ~ st_fence:
-                ack = mem.last_ack + (t0 - tt)      # 614.7 vs 596.2 on one word), from the near partition
+                ack = mem.last_ack + (t0 - tt) + late   # 614.7 vs 596.2 on one word), from the near partition
                 if ack > W.gack:
                     W.gack = ack
-            else:
-                done = int(done + mem.atom_extra)
-                if done > W.gack:                 # a later MEMBAR waits for it (microbench atomics_rz: acq_rel
-                    W.gack = done                 # atomics to RZ back to back 814 cycles = fence + round trip)
+            elif done > W.gack:                   # a later MEMBAR waits for it (microbench atomics_rz: acq_rel
+                W.gack = done                     # atomics to RZ back to back 814 cycles = fence + round trip)
             hi = a1 >> 32
             locks = mem.locks
-            back = (done - t0) * 0.5              # performed at the slice halfway through the round trip
             if acquire:
                 done = int(done + mem.atom_acquire)
             if hi and locks is not None:
                 key = hi & KEY_MASK
                 if hi & ACQUIRE:
-                    late = done - (t0 + back)     # perform -> result in registers
-                    g = locks.acquire(key, W.cta, t0 + back, lambda c, W=W, b=late: self._lock_grant(W, c + b))
+                    late = done - perf            # perform -> result in registers
+                    g = locks.acquire(key, W.cta, perf, lambda c, W=W, b=late: self._lock_grant(W, c + b))
                     if g is None:             # another CTA holds it: the result (and the warp) waits
                         W.wait_dsts = dsts
                         done = INF
                     else:
                         done = int(g + late)
                 elif hi & WRITE:
-                    locks.release(key, W.cta, t0 + back)
+                    locks.release(key, W.cta, perf)
         rr, rk = W.rr, W.rk
         for d in dsts:
             rr[d] = done

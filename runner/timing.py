@@ -205,7 +205,8 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
             op = C.OP_ATOMG
             ms = set(ins.mods)
             aux = ("red" if ins.opcode == "red" else "atom", bool({"release", "acq_rel"} & ms),
-                   bool({"acquire", "acq_rel"} & ms))
+                   bool({"acquire", "acq_rel"} & ms),
+                   bool({"f16", "f16x2", "bf16", "bf16x2", "f32", "f64"} & ms))   # the L2's float read-modify-write
         cl = _cluster_lowering(ins, kind)     # clusters: DSM / barrier.cluster op classes
         if cl is not None:
             op, aux = cl
@@ -384,6 +385,9 @@ def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> Co
         l1_hit_latency=int(spec.l1.hit_latency_cycles),
         l1_tag_cycles_per_line=float(spec.l1.tag_cycles_per_line),
         store_cycles_per_byte=(1.0 / float(spec.l1.store_bytes_per_cycle) if spec.l1.store_bytes_per_cycle else 0.0),
+        atom_request=float(spec.l1.atomic_request_cycles),
+        atom_lane_red=float(spec.l1.atomic_same_word_lane_cycles),
+        atom_lane_ret=float(spec.l1.atomic_same_word_return_cycles),
         store_queue_bytes=float(spec.l1.store_queue_bytes),
     )
 
@@ -639,6 +643,18 @@ class BundleBuilder:
                 if ((hi != hi.max(0)[None, :]) & (hi != 0)).any():
                     return None
                 R[1, at] = (A[:, 1, at] & 0xFFFFFFFF).sum(0) | (hi.max(0) << 32)
+                # the serialising units' counts (memops._atom_serial_bits): lane-operations summed; the line is
+                # the lowest of the warps' lines, and warps on d different lines load each 1/d as much
+                key = A[:, 2, at] >> 40
+                d = np.array([max(1, len(set(c[c > 0].tolist()))) for c in key.T], dtype=np.int64)
+                kmin = np.where(key > 0, key, np.iinfo(np.int64).max).min(0)
+                kmin = np.where(kmin == np.iinfo(np.int64).max, 0, kmin)
+                R[2, at] = (A[:, 2, at] & ((1 << 40) - 1)).sum(0) | (kmin << 40)
+                hi3 = A[:, 3, at] >> 32
+                ks = -(-(hi3 & 0xFFFF).sum(0) // d)
+                ns = -(-(hi3 >> 16).sum(0) // d)
+                hi3 = np.minimum(ks, 0xFFFF) | (np.minimum(ns, 0xFFFF) << 16)
+                R[3, at] = (A[:, 3, at] & 0xFFFFFFFF).sum(0) | (hi3 << 32)
         wg = cls == _P_WGMMA
         if wg.any():
             R[0:2, wg] = A[:, 0:2, wg].sum(0)

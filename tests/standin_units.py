@@ -72,6 +72,9 @@ class StandinMemory:
         self.write_back_ratio = 1.0
         self.l2_read_bytes = self.l2_write_bytes = 0
 
+    def atomic_perform(self, t, key, ops, same, is_float):
+        return t        # no atomic units: performed on arrival
+
     def _go(self, t, sm, l2_bytes, dram_bytes, write):
         start = max(float(t), self.sm_free[sm])
         self.sm_free[sm] = start + l2_bytes / self.sm_bpc

@@ -330,6 +330,13 @@ class L1Spec(Section):
     store_queue_bytes: float = Field(0.0, ge=0, le=1 << 24, description="store data an SM holds ahead of its store "
                                      "path before its warps' global memory instructions wait (lg_throttle); "
                                      "with store_bytes_per_cycle only")
+    # the SM's atomic unit (components/sm_core.py ``_atomg``; H200 microbench/src/atomics.cu TPUT); 0 = not modelled
+    atomic_request_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="cycles the SM's atomic unit takes "
+                                         "per warp atom / red request (lanes on distinct words)")
+    atomic_same_word_lane_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="cycles per lane of a warp's "
+                                                "red on its busiest word (same-address lanes go one by one)")
+    atomic_same_word_return_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the same for an atom, "
+                                                  "whose old values return to the lanes")
 
     @model_validator(mode="after")
     def _check(self):
@@ -385,6 +392,13 @@ class L2Spec(Section):
                                             "took a lock word, released by the holder CTA's next atomic on it): "
                                             "waiters retry this often, so a released lock is taken period / "
                                             "(waiters + 1) later on average (0: locks not modelled)")
+    atomic_word_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the L2's read-modify-write of one "
+                                      "word: cycles per lane-operation on the same word (integer and bitwise ops, "
+                                      "cas, exch; 0: not modelled)")
+    atomic_word_float_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the same for floating-point "
+                                            "add / min / max")
+    atomic_line_lane_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the L2 line unit: cycles per "
+                                           "lane-operation of the atomics on one 128-B line (distinct words)")
 
     @field_validator("hash")
     @classmethod

@@ -13,10 +13,11 @@ the order of their SASS (each PTX instruction's place is its first SASS instruct
 line: the ``LDG`` of an ``ld.global``, workloads/sass.py ``issue_positions``; one that ptxas folded keeps its
 place after the instruction before it), as far as the dependences allow: registers (read after write, write
 after read, write after write; guard predicates count as reads) and memory order (loads and stores of the
-segment never pass each other). Segments end at labels and branches and at every instruction whose place
-matters beyond its registers, which is never moved: barriers, fences, atomics, mbarrier / TMA / cp.async /
-wgmma / mma.sync / tcgen05 operations, clock reads, ordered (volatile / acquire / relaxed) loads and cluster
-(shared::cluster) accesses. The moved order is a permutation of each executed instance of a segment in the
+segment, atomics included, never pass each other). Segments end at labels and branches and at every instruction whose place
+matters beyond its registers, which is never moved: barriers, fences, fencing (.acquire / .release /
+.acq_rel) atomics, mbarrier / TMA / cp.async / wgmma / mma.sync / tcgen05 operations, clock reads, ordered
+(volatile / acquire / relaxed) loads and cluster (shared::cluster) accesses. Relaxed global atomics move as
+memory operations (ptxas issues a warp's independent ATOMGs back to back). The moved order is a permutation of each executed instance of a segment in the
 warp's stream (:func:`permutation`): the same instructions, payloads and counts, in ptxas's order. Without a
 SASS listing (no ptxas / nvdisasm, or PTX they cannot assemble) the PTX order stays, with a warning.
 """
@@ -33,8 +34,11 @@ _MOVABLE = frozenset(("ALU", "LD_GLOBAL", "ST_GLOBAL", "LD_SHARED", "ST_SHARED",
                       "LD_LOCAL", "ST_LOCAL", "SHFL", "VOTE", "NOP"))
 #: memory kinds: keep their relative order
 _MEMORY = frozenset(("LD_GLOBAL", "ST_GLOBAL", "LD_SHARED", "ST_SHARED", "LDMATRIX", "STMATRIX", "LD_LOCAL",
-                     "ST_LOCAL"))
+                     "ST_LOCAL", "ATOM_GLOBAL"))
 _ORDERED_MODS = frozenset(("volatile", "acquire", "relaxed", "release", "acq_rel", "sc", "mmio"))
+#: global atomics move (as memory operations) unless they order other accesses: an .acquire / .release /
+#: .acq_rel / .sc one is a fence in SASS (MEMBAR.ALL.GPU ... CCTL.IVALL, microbench atomics.cu)
+_FENCING_MODS = frozenset(("acquire", "release", "acq_rel", "sc", "volatile", "mmio"))
 
 
 class IssueOrder:
@@ -49,12 +53,16 @@ class IssueOrder:
 
 def _movable(ins) -> bool:
     kind = getattr(ins.kind, "name", str(ins.kind))
+    mods = set(ins.mods)
+    if any("cluster" in m for m in mods):
+        return False
+    if kind == "ATOM_GLOBAL":
+        # relaxed atom / red: ptxas issues a warp's independent ATOMGs back to back and their uses later (H200
+        # atomics.cu TPUT: one warp's relaxed atom.add 152-200 cycles apart, not a 525-cycle round trip each)
+        return not (mods & _FENCING_MODS)
     if kind not in _MOVABLE:
         return False
-    mods = set(ins.mods)
-    if mods & _ORDERED_MODS or any("cluster" in m for m in mods):
-        return False
-    return True
+    return not (mods & _ORDERED_MODS)
 
 
 def _segments(program) -> list[list[int]]:

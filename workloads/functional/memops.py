@@ -816,7 +816,30 @@ def _d_atom(b, inst):
             if lockish and space != "shared" and len(idx):
                 ok = (old == v) if opn == "cas" else None
                 b.pay[:, 1] |= _atom_lock_bits(b, idx, addrs, ok) << 32
+            if space != "shared" and not is_cl and len(idx):
+                _atom_serial_bits(b, idx, addrs, es, nv)
     return h
+
+
+def _atom_serial_bits(b, idx, addrs, es, nv) -> None:
+    """What a global atomic asks of the units that serialise it (components/sm_core.py ``_atomg``): a3 bits 32-47
+    the warp's lane-operations on its busiest word (same-address lanes are performed one after the other), bits
+    48-63 those on its busiest 128-B line (a line's unit serves one request at a time); a2 bits 40-63 the
+    identity of its lowest line (the unit it is charged to: :func:`_line_key`). Bundles sum the counts
+    (runner/timing.py)."""
+    W = b.W
+    w = (idx >> 5).astype(np.int64)
+    off = addrs.astype(np.int64) - GLOBAL_BASE
+    # vector element j of a lane addresses its word + j: every element word has the element-0 word's multiplicity
+    u, cnt = np.unique((w << 40) | (off // es), return_counts=True)
+    k = np.zeros(W, dtype=np.int64)
+    np.maximum.at(k, u >> 40, cnt)
+    el = (off[:, None] + es * np.arange(nv)[None, :]) >> 7 if nv > 1 else (off >> 7)[:, None]
+    u, cnt = np.unique((np.repeat(w, el.shape[1]) << 40) | el.ravel(), return_counts=True)
+    n = np.zeros(W, dtype=np.int64)
+    np.maximum.at(n, u >> 40, cnt)
+    b.pay[:, 3] |= (np.minimum(k, 0xFFFF) | (np.minimum(n, 0xFFFF) << 16)) << 32
+    b.pay[:, 2] |= _line_key(b, idx, addrs) << 40
 
 
 def _atom_lock_bits(b, idx, addrs, took) -> np.ndarray:
