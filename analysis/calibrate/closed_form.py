@@ -331,10 +331,79 @@ def store_path(R: Results, out: dict) -> None:
                                 noise=_spread(burst))
 
 
+def atomics(R: Results, out: dict) -> None:
+    """Global atomics from microbench/src/atomics.cu (parse_atomics.py: ``atomics_lat`` / ``atomics_tput`` rows).
+    LAT (one thread, dependent chains on one L2-resident word): ``l2.fence_gpu_cycles`` = the fence alone;
+    ``lock_retry_period_cycles`` = one acq_rel cas; ``atomic_acquire_cycles`` = acq_rel atom - relaxed atom -
+    fence; ``atomic_extra_latency_cycles`` = relaxed atom - ld.cg (per link) less what the model's L2 path adds
+    beyond the chain's near-partition re-read (the near / far mix mean - near: the atom is performed at its home
+    slice). TPUT: ``l2.atomic_word_cycles`` / ``atomic_word_float_cycles`` = 1 / the median lane-ops per cycle of
+    every lane of 132 SMs on one word (red / atom u32; Triton's acq_rel f32 add); ``atomic_line_lane_cycles`` = 1 /
+    the median lane-ops per cycle on one line (lane i word i, 132 SMs x 4 / 16 warps); the SM's atomic unit from one
+    SM's 32 warps: ``l1.atomic_request_cycles`` = the mean cycles per request on distinct lines (red, atom),
+    ``atomic_same_word_lane_cycles`` / ``_return_cycles`` = cycles per request / 32 with a warp's lanes on one word
+    (red / atom)."""
+    lat = {r["params"].get("mode"): r["stats"]["cycles_per_link"] for r in R.find("atomics_lat")}
+    need = ("ld_cg", "atom_relaxed", "cas_relaxed", "atom_acqrel", "cas_acqrel", "fence")
+    if not all(m in lat for m in need):
+        raise MissingResult("no atomics.cu LAT results (microbench/parse_atomics.py)")
+    file = R.find("atomics_lat")[0]["file"]
+    out["fence_gpu"] = _p(("l2", "fence_gpu_cycles"), lat["fence"], "atomics_lat", file,
+                          "fence.acq_rel.gpu alone, cycles per link", integer=False, digits=1)
+    out["lock_retry"] = _p(("l2", "lock_retry_period_cycles"), lat["cas_acqrel"], "atomics_lat", file,
+                           "one acq_rel atom.cas (a spinning waiter's attempt), cycles per link", integer=False,
+                           digits=1)
+    acq = [lat[f"{o}_acqrel"] - lat[f"{o}_relaxed"] - lat["fence"] for o in ("atom", "cas")]
+    out["atom_acquire"] = _p(("l2", "atomic_acquire_cycles"), acq[0], "atomics_lat", file,
+                             "acq_rel atom.add - relaxed atom.add - fence, per link (cas: "
+                             f"{acq[1]:.1f})", noise=_spread(acq), integer=False, digits=1)
+    if "l2_near" not in out or "l2_far" not in out:
+        raise MissingResult("the L2 near / far latencies (pchase) that the atom's extra latency is net of")
+    near, far = out["l2_near"].value, out["l2_far"].value
+    extra = [lat[f"{o}_relaxed"] - lat["ld_cg"] - ((near + far) / 2 - near) for o in ("atom", "cas")]
+    out["atom_extra"] = _p(("l2", "atomic_extra_latency_cycles"), extra[0], "atomics_lat", file,
+                           f"relaxed atom.add - ld.cg per link, less the home-slice mix mean ({(near + far) / 2:g}) "
+                           f"- near ({near}) that the model's L2 path adds (cas: {extra[1]:.1f})",
+                           noise=_spread(extra), integer=False, digits=1)
+    tp = R.find("atomics_tput")
+    if not tp:
+        raise MissingResult("no atomics.cu TPUT results (microbench/parse_atomics.py)")
+
+    def rows(op, pattern, G, Ws):
+        got = [r["stats"] for r in tp if r["params"].get("op") in op and r["params"].get("pattern") == pattern
+               and r["params"].get("G") == G and r["params"].get("W") in Ws]
+        if not got:
+            raise MissingResult(f"no TPUT {'/'.join(op)} {pattern} G={G} W={Ws}")
+        return got
+
+    ints = ("red_u32", "atom_u32")
+    for key, op, how in ((("l2", "atomic_word_cycles"), ints, "red / atom u32"),
+                         (("l2", "atomic_word_float_cycles"), ("atom_acqrel_f32",), "acq_rel atom.add.f32")):
+        lo = [x["lane_ops_per_cycle"] for x in rows(op, "same", 132, (1, 4, 16))]
+        out[key[1]] = _p(key, 1.0 / st.median(lo), "atomics_tput", tp[0]["file"],
+                         f"1 / median lane-ops per cycle on one word, 132 SMs x 1 / 4 / 16 warps, {how}",
+                         noise=_spread([1.0 / x for x in lo]), integer=False, digits=3)
+    lo = [x["lane_ops_per_cycle"] for x in rows(ints + ("atom_acqrel_f32",), "shared_line", 132, (4, 16))]
+    out["atomic_line_lane_cycles"] = _p(("l2", "atomic_line_lane_cycles"), 1.0 / st.median(lo), "atomics_tput",
+                                        tp[0]["file"], "1 / median lane-ops per cycle on one line (lane i word i), "
+                                        "132 SMs x 4 / 16 warps, red / atom / acq_rel f32",
+                                        noise=_spread([1.0 / x for x in lo]), integer=False, digits=4)
+    req = [rows((o,), "warp_line", 1, (32,))[0]["cycles_per_warp_inst_per_sm"] for o in ints]
+    out["atomic_request_cycles"] = _p(("l1", "atomic_request_cycles"), st.fmean(req), "atomics_tput", tp[0]["file"],
+                                      "one SM, 32 warps each on its own line: cycles per request, mean of red / atom",
+                                      noise=_spread(req), integer=False, digits=2)
+    for key, o in ((("l1", "atomic_same_word_lane_cycles"), "red_u32"),
+                   (("l1", "atomic_same_word_return_cycles"), "atom_u32")):
+        c = rows((o,), "warp_word", 1, (32,))[0]["cycles_per_warp_inst_per_sm"]
+        out[key[1]] = _p(key, c / 32, "atomics_tput", tp[0]["file"],
+                         f"one SM, 32 warps each with its 32 lanes on its own word: cycles per request / 32 ({o})",
+                         integer=False, digits=3)
+
+
 DERIVATIONS: list[tuple[str, Callable]] = [
     ("mbarrier", mbarrier), ("shared memory", smem), ("caches / DRAM latency", caches), ("L1 tags", l1_tags),
     ("TMA", tma), ("tensor cores", tensor_cores), ("DSM", dsm), ("CTA launch", launch), ("loaded DRAM", loaded),
-    ("unit latencies", unit_latencies), ("store path", store_path)]
+    ("unit latencies", unit_latencies), ("store path", store_path), ("atomics", atomics)]
 
 
 def closed_form(R: Results) -> tuple[dict[str, Param], list[str]]:
