@@ -48,6 +48,7 @@ STAT_DESCRIPTIONS: dict[tuple[str, str], tuple[str, str]] = {
     ("memory", "near_lines"): ("lines", "L2 lines served by the near L2 partition"),
     ("memory", "requests"): ("requests", "memory requests that reached the L2"),
     ("memory", "mshr_stall_cycles"): ("cycles", "cycles requests waited for a free miss-status register"),
+    ("memory", "atomic_line_queue_cycles"): ("cycles", "cycles atomics waited for their 128-B line's L2 atomic unit"),
     ("memory", "hbm.channels_per_partition"): ("channels", "HBM channels per L2 partition"),
     ("memory", "l2.slices_per_partition"): ("slices", "L2 slices per partition"),
     ("run", "wall_seconds"): ("s", "host wall time of the whole simulation"),
