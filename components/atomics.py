@@ -1,4 +1,5 @@
-"""Spin locks on global memory words: mutual exclusion of the CTAs that take a lock with ``atom.cas``.
+"""Spin locks on global memory words (mutual exclusion of the CTAs that take a lock with ``atom.cas``), and the L2's
+atomic units (:class:`AtomicUnits`, at the end).
 
 The timing pass replays each warp's functional trace, so the number of failed ``atom.cas`` attempts of a spin
 loop is the functional pass's, and without more the timing would let every CTA hold a lock at once. This table
@@ -14,6 +15,7 @@ Words are identified by a 24-bit hash of their address (payload a1 bits 32-55, w
 """
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import deque
 
 ACQUIRE = 1 << 24   # in (a1 >> 32): this cas took the lock word (functional result == compare value)
@@ -69,3 +71,82 @@ class LockTable:
         self.handoffs += 1
         self.wait_cycles += g - arr
         grant(g)
+
+
+class BusyCalendar:
+    """One unit's busy intervals (sorted, disjoint, merged when they touch): a request that may start at ``t`` takes
+    the first gap of its length from ``t`` on. Unlike a FIFO free pointer, requests may be booked out of time order
+    (the engine feeds an atomic's unit when the atomic issues, and the atomic leaves its SM after its fence, so
+    departure times reach the unit out of order); intervals that ended long before the request are dropped."""
+
+    __slots__ = ("starts", "ends")
+    HORIZON = 1 << 16     # intervals that ended this long before a request are forgotten
+
+    def __init__(self):
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+
+    def fit(self, t: float, occ: float) -> float:
+        """The earliest start >= ``t`` of a gap of ``occ`` cycles (nothing booked; ``t`` when ``occ`` is 0)."""
+        if occ <= 0:
+            return t
+        ends, starts = self.ends, self.starts
+        i = bisect_right(ends, t)
+        s = t
+        while i < len(ends):
+            if s + occ <= starts[i]:
+                return s
+            if ends[i] > s:
+                s = ends[i]
+            i += 1
+        return s
+
+    def book(self, s: float, occ: float) -> None:
+        """Book ``[s, s + occ)`` (a gap :meth:`fit` returned), merging with the intervals it touches."""
+        if occ <= 0:
+            return
+        starts, ends = self.starts, self.ends
+        e = s + occ
+        i = bisect_left(ends, s)
+        j = i
+        while j < len(starts) and starts[j] <= e:
+            if starts[j] < s:
+                s = starts[j]
+            if ends[j] > e:
+                e = ends[j]
+            j += 1
+        starts[i:j] = [s]
+        ends[i:j] = [e]
+        if len(ends) > 64 and ends[0] < s - self.HORIZON:
+            k = bisect_left(ends, s - self.HORIZON)
+            del starts[:k], ends[:k]
+
+
+class AtomicUnits:
+    """The L2's atomic units (components/memory.py ``MemorySystem.atomic_perform``): per 128-B line a unit that
+    serves one request at a time for its lane-operations on the line, and per word its read-modify-write, one
+    lane-operation at a time. A request starts when both its line's and its busiest word's units are free."""
+
+    def __init__(self):
+        self.lines: dict[int, BusyCalendar] = {}
+        self.words: dict[int, BusyCalendar] = {}
+        self.queue_cycles = 0.0
+
+    def perform(self, t: float, line: int, word: int, line_occ: float, word_occ: float) -> float:
+        lc = self.lines.get(line)
+        if lc is None:
+            lc = self.lines[line] = BusyCalendar()
+        wk = (line << 5) | word
+        wc = self.words.get(wk)
+        if wc is None:
+            wc = self.words[wk] = BusyCalendar()
+        s = t
+        while True:       # the first start at which both units have room (times only grow: ends)
+            a = lc.fit(s, line_occ)
+            s = wc.fit(a, word_occ)
+            if s == a:
+                break
+        lc.book(s, line_occ)
+        wc.book(s, word_occ)
+        self.queue_cycles += s - t
+        return s

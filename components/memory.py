@@ -46,7 +46,7 @@ import math
 
 from heapq import heappop, heappush
 
-from warpgraph.components.atomics import LockTable
+from warpgraph.components.atomics import AtomicUnits, LockTable
 from warpgraph.components.structural import gpc_of_sms
 from warpgraph.core.registry import register_component
 from warpgraph.core.tracing import NULL_RECORDER
@@ -211,8 +211,7 @@ class MemorySystem:
         self.atom_word_int = float(l2s.atomic_word_cycles)
         self.atom_word_float = float(l2s.atomic_word_float_cycles)
         self.atom_line_lane = float(l2s.atomic_line_lane_cycles)
-        self.atom_lines: dict[int, float] = {}     # line key -> the line unit's free time
-        self.atom_queue_cycles = 0.0
+        self.atom_units = AtomicUnits()             # per line and per word: busy calendars (components/atomics.py)
         # line key -> [merge window end, done, mergeable bytes, reads] (cp.async; scope "fill"), or
         # line key * 256 + gpc -> [window end, done, bytes, reads] (open lookups; scopes "gpc" / "gpu") and
         # line key * 256 + 255 -> [done, done, DRAM bytes, 1] (outstanding DRAM fills, for hit-on-miss)
@@ -671,27 +670,23 @@ class MemorySystem:
         return _ceil(self._l2(t, sm, l2_bytes, dram_bytes, lines, write, t_end, self.tma_l2_lat))
 
     # ------------------------------------------------------------------------------------------------
-    def atomic_perform(self, t: float, key: int, ops: int, same: int, is_float: bool) -> float:
-        """When an atomic request reaching its line's L2 unit at ``t`` is performed. The unit of a 128-B line
-        (``key``: memops._line_key) serves one request at a time for ``max(ops * l2.atomic_line_lane_cycles,
-        same * l2.atomic_word_cycles)`` (``atomic_word_float_cycles`` for float ops): the ``ops`` lane-operations
-        of its busiest line take ~0.15 cycles each, the ``same`` on its busiest word one after the other (a
-        request's other lines are served by their own units alongside; H200 atomics.cu
-        TPUT, 132 SMs: one word 0.69 integer / 0.29 float lane-ops per cycle, one line 6.7 lane-ops per cycle
-        over 32 words). Requests are served in the engine's order (FIFO free pointer). Units that are 0 in the
-        spec: ``t``."""
+    def atomic_perform(self, t: float, key: int, word: int, ops: int, same: int, is_float: bool) -> float:
+        """When the L2 takes an atomic request that left its SM at ``t``: the unit of its 128-B line (``key``:
+        memops._line_key) serves one request at a time for ``ops * l2.atomic_line_lane_cycles`` (the lane-operations
+        on its busiest line, ~0.15 cycles each), and the read-modify-write of its busiest word (4-B index ``word``
+        in that line) one lane-operation at a time, ``same * l2.atomic_word_cycles`` (``atomic_word_float_cycles``
+        for float ops). H200 atomics.cu TPUT, 132 SMs: every lane on one word 0.69 integer / 0.29 float lane-ops per
+        cycle, every warp on one line (lane i word i) 6.7 lane-ops per cycle; one-lane requests to different words
+        of a line (lock words, per-CTA counters) queue only for the line's share. The units keep busy calendars in
+        departure time (components/atomics.py ``AtomicUnits``: departures reach them out of order, after each
+        atomic's fence); the caller adds the way to the slice; a request's other lines are served by their own
+        units alongside. Units that are 0 in the spec: ``t``."""
         cw = self.atom_word_float if is_float else self.atom_word_int
-        occ = ops * self.atom_line_lane
-        x = same * cw
-        if x > occ:
-            occ = x
-        if occ <= 0 or not key:
+        ol = ops * self.atom_line_lane
+        ow = same * cw
+        if (ol <= 0 and ow <= 0) or not key:
             return t
-        f = self.atom_lines.get(key, 0.0)
-        s = t if t > f else f
-        self.atom_lines[key] = s + occ
-        self.atom_queue_cycles += s - t
-        return s
+        return self.atom_units.perform(t, key, word, ol, ow)
 
     def stats(self) -> dict:
         S = self.slices_per_part
@@ -705,7 +700,7 @@ class MemorySystem:
             "requests": self.requests,
             "l2_merged_bytes": self.merged_bytes,
             "mshr_stall_cycles": self.mshr_stall_cycles,
-            "atomic_line_queue_cycles": round(self.atom_queue_cycles, 3),
+            "atomic_line_queue_cycles": round(self.atom_units.queue_cycles, 3),
             "near_lines": self.near_lines,
             "far_lines": self.far_lines,
         }

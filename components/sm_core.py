@@ -56,6 +56,7 @@ __all__ = ["StaticTables", "CoreConfig", "SMCore", "Group", "INF", "OPS", "PIPES
 
 INF = 1 << 62
 _LOW40 = (1 << 40) - 1     # a global access payload's a2 below the atomics' line key (memops._atom_serial_bits)
+_KEY24 = (1 << 24) - 1     # ... and that key (24 bits: a2 >> 40 is negative when its top bit is set)
 
 # op classes (what the core switches on); the runner maps PTX Kinds to these
 OPS = ("ALU", "FREE", "BRANCH", "EXIT", "LDG", "STG", "LDS", "STS", "CP_ASYNC", "CPA_COMMIT", "CPA_WAIT",
@@ -1357,10 +1358,10 @@ class SMCore:
             a1 = W.a1[k]
             a2 = W.a2[k]
             a3h = W.a3[k] >> 32
-            same = a3h & 0xFFFF                   # lane-operations on the busiest word and line (memops)
-            ops = a3h >> 16
+            same = a3h & 0x1FFF                   # lane-operations on the busiest word and line (memops)
+            ops = (a3h >> 13) & 0x1FFF
             cfg = self.cfg
-            if cfg.atom_request or cfg.atom_lane_red:
+            if cfg.atom_request or cfg.atom_lane_red or cfg.atom_lane_ret:
                 # the SM's atomic unit, one request at a time (H200 atomics.cu TPUT, one SM, 32 warps: 5.4-5.7
                 # cycles per request on distinct words; the lanes on one word 1.0 cycle each for red, 2.0 for atom)
                 u = self.atom_unit
@@ -1376,10 +1377,13 @@ class SMCore:
             done = mem.global_access(tt, W.sm, "atom", sectors, a1 & 0xFFFFFFFF, lines, a2 & _LOW40, W.m) + (t0 - tt)
             if name != "red":
                 done = int(done + mem.atom_extra)
-            # performed at the slice halfway through the round trip, once the line's atomic unit is free
+            # performed at the slice halfway through the round trip, once the line's atomic unit is free (the unit
+            # queues requests by the time they leave the SM, as the other servers are fed in engine order: arrival
+            # times differ by the near / far partition's latency, and a free pointer fed out of arrival order would
+            # queue a near request behind a far one issued before it)
             back = (done - t0) * 0.5
-            perf = mem.atomic_perform(t0 + back, a2 >> 40, ops, same, is_float)
-            late = perf - (t0 + back)
+            late = mem.atomic_perform(t0, (a2 >> 40) & _KEY24, (a3h >> 26) & 31, ops, same, is_float) - t0
+            perf = t0 + back + late
             if late:
                 done = int(done + late)
             if name == "red":                     # acknowledged as a store is (microbench red_fence ~ st_fence:

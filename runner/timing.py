@@ -644,16 +644,19 @@ class BundleBuilder:
                     return None
                 R[1, at] = (A[:, 1, at] & 0xFFFFFFFF).sum(0) | (hi.max(0) << 32)
                 # the serialising units' counts (memops._atom_serial_bits): lane-operations summed; the line is
-                # the lowest of the warps' lines, and warps on d different lines load each 1/d as much
-                key = A[:, 2, at] >> 40
+                # the lowest of the warps' lines (its busiest word that warp's), and warps on d different lines
+                # load each 1/d as much
+                key = (A[:, 2, at] >> 40) & 0xFFFFFF
                 d = np.array([max(1, len(set(c[c > 0].tolist()))) for c in key.T], dtype=np.int64)
-                kmin = np.where(key > 0, key, np.iinfo(np.int64).max).min(0)
-                kmin = np.where(kmin == np.iinfo(np.int64).max, 0, kmin)
+                big = np.iinfo(np.int64).max
+                lo = np.where(key > 0, key, big).argmin(0)
+                kmin = key[lo, np.arange(len(at))]
                 R[2, at] = (A[:, 2, at] & ((1 << 40) - 1)).sum(0) | (kmin << 40)
                 hi3 = A[:, 3, at] >> 32
-                ks = -(-(hi3 & 0xFFFF).sum(0) // d)
-                ns = -(-(hi3 >> 16).sum(0) // d)
-                hi3 = np.minimum(ks, 0xFFFF) | (np.minimum(ns, 0xFFFF) << 16)
+                ks = -(-(hi3 & 0x1FFF).sum(0) // d)
+                ns = -(-((hi3 >> 13) & 0x1FFF).sum(0) // d)
+                wo = (hi3[lo, np.arange(len(at))] >> 26) & 31
+                hi3 = np.minimum(ks, 0x1FFF) | (np.minimum(ns, 0x1FFF) << 13) | (wo << 26)
                 R[3, at] = (A[:, 3, at] & 0xFFFFFFFF).sum(0) | (hi3 << 32)
         wg = cls == _P_WGMMA
         if wg.any():

@@ -72,7 +72,7 @@ class StandinMemory:
         self.write_back_ratio = 1.0
         self.l2_read_bytes = self.l2_write_bytes = 0
 
-    def atomic_perform(self, t, key, ops, same, is_float):
+    def atomic_perform(self, t, key, word, ops, same, is_float):
         return t        # no atomic units: performed on arrival
 
     def _go(self, t, sm, l2_bytes, dram_bytes, write):

@@ -822,23 +822,30 @@ def _d_atom(b, inst):
 
 
 def _atom_serial_bits(b, idx, addrs, es, nv) -> None:
-    """What a global atomic asks of the units that serialise it (components/sm_core.py ``_atomg``): a3 bits 32-47
-    the warp's lane-operations on its busiest word (same-address lanes are performed one after the other), bits
-    48-63 those on its busiest 128-B line (a line's unit serves one request at a time); a2 bits 40-63 the
-    identity of its lowest line (the unit it is charged to: :func:`_line_key`). Bundles sum the counts
-    (runner/timing.py)."""
+    """What a global atomic asks of the L2 units that serialise it (components/sm_core.py ``_atomg``), in a3's high
+    bits: 32-44 the warp's lane-operations on its busiest word (same-address lanes are performed one after the
+    other), 45-57 those on its busiest 128-B line (a line's unit serves one request at a time), 58-62 that word's
+    4-B index in its line; a2 bits 40-63: the identity of the warp's lowest line (the units it is charged to:
+    :func:`_line_key`). Bundles sum the counts (runner/timing.py)."""
     W = b.W
     w = (idx >> 5).astype(np.int64)
     off = addrs.astype(np.int64) - GLOBAL_BASE
     # vector element j of a lane addresses its word + j: every element word has the element-0 word's multiplicity
     u, cnt = np.unique((w << 40) | (off // es), return_counts=True)
+    uw, word = u >> 40, u & ((1 << 40) - 1)
+    order = np.lexsort((-cnt, uw))                     # per warp, the busiest word first (ties: the lowest)
+    head = np.ones(len(order), dtype=bool)
+    head[1:] = uw[order][1:] != uw[order][:-1]
+    sel = order[head]
     k = np.zeros(W, dtype=np.int64)
-    np.maximum.at(k, u >> 40, cnt)
+    wo = np.zeros(W, dtype=np.int64)
+    k[uw[sel]] = cnt[sel]
+    wo[uw[sel]] = ((word[sel] * es) & 127) >> 2
     el = (off[:, None] + es * np.arange(nv)[None, :]) >> 7 if nv > 1 else (off >> 7)[:, None]
     u, cnt = np.unique((np.repeat(w, el.shape[1]) << 40) | el.ravel(), return_counts=True)
     n = np.zeros(W, dtype=np.int64)
     np.maximum.at(n, u >> 40, cnt)
-    b.pay[:, 3] |= (np.minimum(k, 0xFFFF) | (np.minimum(n, 0xFFFF) << 16)) << 32
+    b.pay[:, 3] |= (np.minimum(k, 0x1FFF) | (np.minimum(n, 0x1FFF) << 13) | (wo << 26)) << 32
     b.pay[:, 2] |= _line_key(b, idx, addrs) << 40
 
 

@@ -1,0 +1,23 @@
+#!/bin/bash
+# The microbenchmark programs written while no device was lent (microbench/README.md: "Not run yet"), in one device
+# call: each runs into OUTDIR/<name>/, then every folder is parsed and the lot is packed into OUTDIR/pending.tgz
+# (a device call brings few files back). Clocks are never touched. ~4 minutes on an H200.
+# usage: microbench/run_pending.sh OUTDIR [NAME ...]  (default: store_fence ldgsts_rate l2_pairs_ca lock_lines
+# branch_cost)
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+OUT=${1:?outdir}
+shift
+NAMES=${*:-store_fence ldgsts_rate l2_pairs_ca lock_lines branch_cost}
+mkdir -p "$OUT"
+for n in $NAMES; do
+  echo "== $n $(date -u +%H:%M:%S)"
+  bash "$HERE/run_$n.sh" "$OUT/$n" 2>&1 | tail -5
+  case $n in
+    l2_pairs_ca) python3 "$HERE/parse_l2_pairs.py" "$OUT/$n" > "$OUT/$n/parse.txt" 2>&1 ;;
+    *) python3 "$HERE/parse_$n.py" "$OUT/$n" > "$OUT/$n/parse.txt" 2>&1 ;;
+  esac
+  echo "parse rc $?"
+done
+tar -czf "$OUT/pending.tgz" -C "$OUT" $NAMES
+ls -la "$OUT/pending.tgz"
