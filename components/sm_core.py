@@ -1377,10 +1377,9 @@ class SMCore:
             done = mem.global_access(tt, W.sm, "atom", sectors, a1 & 0xFFFFFFFF, lines, a2 & _LOW40, W.m) + (t0 - tt)
             if name != "red":
                 done = int(done + mem.atom_extra)
-            # performed at the slice halfway through the round trip, once the line's atomic unit is free (the unit
-            # queues requests by the time they leave the SM, as the other servers are fed in engine order: arrival
-            # times differ by the near / far partition's latency, and a free pointer fed out of arrival order would
-            # queue a near request behind a far one issued before it)
+            # performed at the slice halfway through the round trip, once its line's and word's atomic units have
+            # room (components/atomics.py AtomicUnits: busy calendars kept in departure time, which reaches them
+            # out of order after the fences; the way to the slice is the same for all)
             back = (done - t0) * 0.5
             late = mem.atomic_perform(t0, (a2 >> 40) & _KEY24, (a3h >> 26) & 31, ops, same, is_float) - t0
             perf = t0 + back + late
