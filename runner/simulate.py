@@ -14,6 +14,7 @@ statistically; ``sample=None|k|[sm ids]|{"sms": k, "seed": s}``, seed defaults t
 """
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -105,8 +106,6 @@ def _l1_bytes_per_sm(record, program, spec, registers=None, shared_bytes=None) -
     """Per-SM L1 capacity for the functional pass: the same occupancy (registers, shared memory, warps; the
     ``timing.registers`` / ``timing.shared_bytes`` knobs included) the timing replay uses, and the driver's
     shared-memory carveout (runner/timing.l1_bytes_per_sm)."""
-    import math
-
     from warpgraph.runner.timing import l1_bytes_per_sm, sm_occupancy
 
     occ = sm_occupancy(spec, program, record, threads_per_cta=int(math.prod(record.block)), registers=registers,
@@ -177,8 +176,6 @@ def _functional_pass(record, program, trace_cache, extra_key: dict, **kw):
 def _plan_sample(sample, seed, record, program, spec, knobs, n_ctas=None):
     """Sampled mode: the SMs and the stratified CTA sample (runner/sampling.py), from the same SM count and
     occupancy the timing pass uses."""
-    import math
-
     from warpgraph.runner.sampling import make_sample
     from warpgraph.runner.timing import core_config, sm_occupancy
 
@@ -339,17 +336,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         trace_cache_state = "off"
     elif subset is not None:
         sub_caches = caches
-        if smp is not None:
-            # the subset's CTAs share L1s as they will on the sampled SMs, which run them in launch order (one
-            # cache per sampled SM, dealt round robin): with c % sm.count a sampled CTA found only the few
-            # sampled CTAs of its residue class in its cache, not its full-grid predecessors on that SM, and
-            # re-read a shared weight row from L2 (scaled rmsnorm on 8 SMs, 2 sampled: +2.4 % cycles vs
-            # detailed, 1.15x the L2 reads)
-            import numpy as np
-
-            l1_map = np.zeros(int(np.prod(record.grid)), dtype=np.int64)
-            l1_map[np.asarray(subset, dtype=np.int64)] = np.arange(len(subset)) % max(1, len(smp.sms))
-            sub_caches = {**caches, "l1_sms": l1_map}
+        if smp is not None:   # the subset's CTAs share L1s as the sampled SMs will run them (runner/sampling.py)
+            sub_caches = {**caches, "l1_sms": smp.subset_l1_caches(int(math.prod(record.grid)))}
         fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
                                max_wall_seconds=max_wall_seconds, **sub_caches,
                                ctas=subset, address_map=amap)
