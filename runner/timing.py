@@ -22,6 +22,7 @@ from warpgraph.core.engine import ClockDomain, Engine, CycleLimitExceeded
 from warpgraph.core.errors import SimulationError, UserError
 from warpgraph.core.stats import Stats
 from warpgraph.topologies.schema import Tcgen05TensorCore
+from warpgraph.workloads.functional.alu import is_float
 from warpgraph.workloads.issue_order import permutation
 
 __all__ = ["lower", "core_config", "build_units", "run_timing", "TimingOutcome", "registers_per_thread",
@@ -206,7 +207,7 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
             ms = set(ins.mods)
             aux = ("red" if ins.opcode == "red" else "atom", bool({"release", "acq_rel"} & ms),
                    bool({"acquire", "acq_rel"} & ms),
-                   bool({"f16", "f16x2", "bf16", "bf16x2", "f32", "f64"} & ms))   # the L2's float read-modify-write
+                   any(is_float(m) for m in ms))   # the L2's float read-modify-write
         cl = _cluster_lowering(ins, kind)     # clusters: DSM / barrier.cluster op classes
         if cl is not None:
             op, aux = cl

@@ -343,11 +343,12 @@ def atomics(R: Results, out: dict) -> None:
     SM's 32 warps: ``l1.atomic_request_cycles`` = the mean cycles per request on distinct lines (red, atom),
     ``atomic_same_word_lane_cycles`` / ``_return_cycles`` = cycles per request / 32 with a warp's lanes on one word
     (red / atom)."""
-    lat = {r["params"].get("mode"): r["stats"]["cycles_per_link"] for r in R.find("atomics_lat")}
+    found = R.find("atomics_lat")
+    lat = {r["params"].get("mode"): r["stats"]["cycles_per_link"] for r in found}
     need = ("ld_cg", "atom_relaxed", "cas_relaxed", "atom_acqrel", "cas_acqrel", "fence")
     if not all(m in lat for m in need):
         raise MissingResult("no atomics.cu LAT results (microbench/parse_atomics.py)")
-    file = R.find("atomics_lat")[0]["file"]
+    file = found[0]["file"]
     out["fence_gpu"] = _p(("l2", "fence_gpu_cycles"), lat["fence"], "atomics_lat", file,
                           "fence.acq_rel.gpu alone, cycles per link", integer=False, digits=1)
     out["lock_retry"] = _p(("l2", "lock_retry_period_cycles"), lat["cas_acqrel"], "atomics_lat", file,
