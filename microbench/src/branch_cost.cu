@@ -54,21 +54,11 @@ __global__ void k_straight(u64* out, float* sink, float a, float b) {
 static u64* d_out;
 static float* d_sink;
 
-// the launch's per-warp cycles (d_out[0 .. warps-1]), median over the warps
-static double warp_median(int warps) {
-  CK(cudaDeviceSynchronize());
-  std::vector<u64> h(warps);
-  CK(cudaMemcpy(h.data(), d_out, warps * sizeof(u64), cudaMemcpyDeviceToHost));
-  std::vector<double> c;
-  for (u64 v : h) c.push_back((double)v);
-  return median_of(c);
-}
-
 template <int L>
 static void brl(int warps, int iters) {
   for (int rep = 0; rep < 3; ++rep) {
     k_loop<L><<<1, 32 * warps>>>(d_out, d_sink, iters, 1.0f, 0.0f);
-    const double cyc = warp_median(warps);
+    const double cyc = median_column(d_out, warps, 1, 0);   // per-warp cycles
     printf("BRL L=%d warps=%d iters=%d rep=%d cycles=%.0f cycles_per_iter=%.2f cycles_per_link=%.3f\n", L, warps,
            iters, rep, cyc, cyc / iters, cyc / iters / L);
   }
@@ -78,7 +68,7 @@ template <int L>
 static void brs(int warps) {
   for (int rep = 0; rep < 3; ++rep) {
     k_straight<L><<<1, 32 * warps>>>(d_out, d_sink, 1.0f, 0.0f);
-    const double cyc = warp_median(warps);
+    const double cyc = median_column(d_out, warps, 1, 0);   // per-warp cycles
     printf("BRS L=%d warps=%d rep=%d cycles=%.0f cycles_per_link=%.3f\n", L, warps, rep, cyc, cyc / L);
   }
 }

@@ -71,12 +71,7 @@ static void run(int grid, int warps, int size, int cg, u32 depth, size_t region,
     else if (size == 8) launch<8, 0>(grid, warps, reps, depth, region);
     else launch<16, 0>(grid, warps, reps, depth, region);
     CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    std::vector<u64> h(2 * grid);
-    CK(cudaMemcpy(h.data(), d_out, 16 * grid, cudaMemcpyDeviceToHost));
-    std::vector<double> c;
-    for (int b = 0; b < grid; ++b) c.push_back((double)h[2 * b]);
-    const double med = median_of(c);
+    const double med = median_column(d_out, grid, 2, 0);
     const double bytes = (double)reps * depth * 32 * size * warps;
     printf("LGS grid=%d warps=%d size=%d cg=%d depth=%u region=%zu rep=%d reps=%u cycles=%.0f bytes_per_cycle=%.2f "
            "cyc_per_round=%.2f ins_per_cycle=%.3f\n", grid, warps, size, cg, depth, region, rep, reps, med,
