@@ -79,12 +79,15 @@ class BusyCalendar:
     (the engine feeds an atomic's unit when the atomic issues, and the atomic leaves its SM after its fence, so
     departure times reach the unit out of order); intervals that ended long before the request are dropped."""
 
-    __slots__ = ("starts", "ends")
+    __slots__ = ("starts", "ends", "min_gap")
     HORIZON = 1 << 16     # intervals that ended this long before a request are forgotten
 
-    def __init__(self):
+    def __init__(self, min_gap: float = 0.0):
         self.starts: list[float] = []
         self.ends: list[float] = []
+        # the unit's least occupancy of a request: a gap shorter than it can never be used, so booking closes it
+        # (exact; without it a unit served at two nearby rates keeps one fragment per request and fit() scans them)
+        self.min_gap = min_gap
 
     def fit(self, t: float, occ: float) -> float:
         """The earliest start >= ``t`` of a gap of ``occ`` cycles (nothing booked; ``t`` when ``occ`` is 0)."""
@@ -107,6 +110,23 @@ class BusyCalendar:
             return
         starts, ends = self.starts, self.ends
         e = s + occ
+        g = self.min_gap
+        if g > 0.0:
+            i = bisect_right(ends, s - g)
+            e_touch = e + g
+            j = i
+            while j < len(starts) and starts[j] < e_touch:
+                if starts[j] < s:
+                    s = starts[j]
+                if ends[j] > e:
+                    e = ends[j]
+                j += 1
+            starts[i:j] = [s]
+            ends[i:j] = [e]
+            if len(ends) > 64 and ends[0] < s - self.HORIZON:
+                k = bisect_left(ends, s - self.HORIZON)
+                del starts[:k], ends[:k]
+            return
         i = bisect_left(ends, s)
         j = i
         while j < len(starts) and starts[j] <= e:
@@ -127,19 +147,20 @@ class AtomicUnits:
     serves one request at a time for its lane-operations on the line, and per word its read-modify-write, one
     lane-operation at a time. A request starts when both its line's and its busiest word's units are free."""
 
-    def __init__(self):
+    def __init__(self, line_min: float = 0.0, word_min: float = 0.0):
         self.lines: dict[int, BusyCalendar] = {}
         self.words: dict[int, BusyCalendar] = {}
         self.queue_cycles = 0.0
+        self.line_min, self.word_min = line_min, word_min    # each unit's least occupancy of a request
 
     def perform(self, t: float, line: int, word: int, line_occ: float, word_occ: float) -> float:
         lc = self.lines.get(line)
         if lc is None:
-            lc = self.lines[line] = BusyCalendar()
+            lc = self.lines[line] = BusyCalendar(self.line_min)
         wk = (line << 5) | word
         wc = self.words.get(wk)
         if wc is None:
-            wc = self.words[wk] = BusyCalendar()
+            wc = self.words[wk] = BusyCalendar(self.word_min)
         s = t
         while True:       # the first start at which both units have room (times only grow: ends)
             a = lc.fit(s, line_occ)

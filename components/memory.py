@@ -211,7 +211,10 @@ class MemorySystem:
         self.atom_word_int = float(l2s.atomic_word_cycles)
         self.atom_word_float = float(l2s.atomic_word_float_cycles)
         self.atom_line_lane = float(l2s.atomic_line_lane_cycles)
-        self.atom_units = AtomicUnits()             # per line and per word: busy calendars (components/atomics.py)
+        self.atom_line_req = float(l2s.atomic_line_request_cycles)
+        # per line and per word: busy calendars (components/atomics.py), with each unit's least occupancy of a request
+        wmin = min(self.atom_word_int, self.atom_word_float)
+        self.atom_units = AtomicUnits(self.atom_line_req, wmin if wmin > 0 else 0.0)
         # line key -> [merge window end, done, mergeable bytes, reads] (cp.async; scope "fill"), or
         # line key * 256 + gpc -> [window end, done, bytes, reads] (open lookups; scopes "gpc" / "gpu") and
         # line key * 256 + 255 -> [done, done, DRAM bytes, 1] (outstanding DRAM fills, for hit-on-miss)
@@ -673,7 +676,8 @@ class MemorySystem:
     def atomic_perform(self, t: float, key: int, word: int, ops: int, same: int, is_float: bool) -> float:
         """When the L2 takes an atomic request that left its SM at ``t``: the unit of its 128-B line (``key``:
         memops._line_key) serves one request at a time for ``ops * l2.atomic_line_lane_cycles`` (the lane-operations
-        on its busiest line, ~0.15 cycles each), and the read-modify-write of its busiest word (4-B index ``word``
+        on its busiest line, ~0.15 cycles each, and at least ``l2.atomic_line_request_cycles``: microbench
+        lock_lines CLN, one-lane requests on one line ~1.4 cycles each), and the read-modify-write of its busiest word (4-B index ``word``
         in that line) one lane-operation at a time, ``same * l2.atomic_word_cycles`` (``atomic_word_float_cycles``
         for float ops). H200 atomics.cu TPUT, 132 SMs: every lane on one word 0.69 integer / 0.29 float lane-ops per
         cycle, every warp on one line (lane i word i) 6.7 lane-ops per cycle; one-lane requests to different words
@@ -683,6 +687,8 @@ class MemorySystem:
         units alongside. Units that are 0 in the spec: ``t``."""
         cw = self.atom_word_float if is_float else self.atom_word_int
         ol = ops * self.atom_line_lane
+        if ops and ol < self.atom_line_req:
+            ol = self.atom_line_req
         ow = same * cw
         if (ol <= 0 and ow <= 0) or not key:
             return t

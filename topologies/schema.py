@@ -399,6 +399,9 @@ class L2Spec(Section):
                                             "add / min / max")
     atomic_line_lane_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the L2 line unit: cycles per "
                                            "lane-operation of the atomics on one 128-B line (distinct words)")
+    atomic_line_request_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the L2 line unit: the least "
+                                              "cycles one atomic request holds it, whatever its lanes (a one-lane "
+                                              "request costs this, not its lane share; 0: the lane share alone)")
 
     @field_validator("hash")
     @classmethod

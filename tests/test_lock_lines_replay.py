@@ -1,0 +1,109 @@
+"""Spin locks on packed lock words and one-lane atomics on one line (microbench/src/lock_lines.cu through the real
+pipeline) against the measurements in microbench/results/h100_pending_2026-12-05/lock_lines/lock_lines.json.
+
+Measured on an **H100** (same GH100 SM and L2 design and SM clock as the H200; no H200 was lent that day), replayed
+on h200.yaml: records workloads/microbench/lkl_* / cln_* (microbench/make_lock_lines_records.py). LKL: G CTAs take
+lock (b % locks) once with Triton's spin loop (thread 0's ``atom.global.acq_rel.gpu.cas``, ``bar.sync``), lock
+words packed 32 to a 128-B line (stride 1) or one per line (stride 32), with or without a two-row critical
+section; compared on kernel cycles (the host's event time x the SM clock; the model's cycles include the launch).
+CLN: lane 0 of G one-warp CTAs issues K one-lane ``atom.cas`` that always fail on one line; compared on the
+longest CTA's %clock64 span. Tolerance 10 % (issue 15 asks 5 % of its microbenchmarks; these stay strict xfails
+with the model's numbers until the lock hand-off is modelled)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import warpgraph as wg
+from _replay_helpers import MB, hardware_params, record_results, stats_of
+
+
+def _hw(d, stat):
+    return stats_of(record_results(d), hardware_params(d))[stat]
+
+
+MHZ = ["clocks.sm_mhz=1980"]     # the run's SM clock (1978.4 MHz by %clock64 against %globaltimer)
+
+
+def lkl_cycles(d) -> float:
+    return float(wg.simulate(d, "h200", overrides=MHZ).metrics["cycles"])
+
+
+def cln_cycles(d) -> float:
+    res = wg.simulate(d, "h200", want_outputs=True, overrides=MHZ)
+    return float(np.max(np.asarray(res.outputs["cyc"]).astype(np.int64)))
+
+
+_PACKED = pytest.mark.xfail(strict=True, reason=(
+    "lock words packed 32 to a line: the H100 takes 265,775 cycles for 4,096 CTAs on 64 locks (4,150 per "
+    "acquisition) and 162,432 with one lock per line; the model gives ~150k for both: its parked waiters "
+    "(components/atomics.py LockTable) put no load on the lock's line, where on the card every resident CTA's "
+    "acq_rel cas goes through it. A closed-queue estimate on paper (resident spinners x the line's 1.4 cycles per "
+    "request beyond the retry period, for the release and the winning cas) gives +0.7k per acquisition for the "
+    "2-line case and +3.7k for 8 locks on one line, where the H100 shows +1.7k and +1.4k: not that alone "
+    "(issue 15, the gallery's layer-norm backward)"))
+_ONE_WARP = pytest.mark.xfail(strict=True, reason=(
+    "one warp's lane 0 issuing 64 independent relaxed cas (ptxas unrolls them 16 at a time) on an idle line: 44 "
+    "cycles apart on the H100 (2,827), ~160 in the model (10.2k), as its one-warp atom.add chains are (the H200's "
+    "TPUT one-warp case, 32 lanes: 152 apart); a one-lane request's path through the SM's atomic unit is not "
+    "measured apart from 32-lane ones"))
+_ACQREL_ONE = pytest.mark.xfail(strict=True, reason=(
+    "16 acq_rel cas of one lane, one CTA: 1,020 cycles each on the H100 (16,319), 1,126 in the model (+10.4 %: "
+    "the H200's LAT cas_acqrel, 1,097, sets it)"))
+_ACQREL_MANY = pytest.mark.xfail(strict=True, reason=(
+    "1,056 CTAs x 16 acq_rel cas on one line: 40,286 cycles on the H100 (2.4 cycles per request at the line if it "
+    "were the bound), 25.1k in the model: an acq_rel request holds the line longer than a relaxed one (1.4), "
+    "not measured apart"))
+
+LKL_CASES = [
+    "lkl_g4096_l64_s32_cs1",     # one lock per line, two-row critical section: 162,432 cycles
+    pytest.param("lkl_g4096_l64_s1_cs1", marks=_PACKED),     # the layer-norm backward's packing: 265,775
+    pytest.param("lkl_g1320_l64_s1_cs1", marks=_PACKED),     # about one wave of CTAs: 77,428
+]
+CLN_CASES = [
+    "cln_a0_g264_w32_k64",       # 264 CTAs on 32 words of one line: 1.47 cycles per request
+    "cln_a0_g1056_w32_k64",      # 1,056 CTAs: 1.40 (l2.atomic_line_request_cycles)
+    "cln_a0_g1056_w1_k64",       # every CTA on one word: the word unit's 1.45 (l2.atomic_word_cycles)
+    pytest.param("cln_a0_g1_w1_k64", marks=_ONE_WARP),
+    pytest.param("cln_a1_g1_w1_k16", marks=_ACQREL_ONE),
+    pytest.param("cln_a1_g1056_w32_k16", marks=_ACQREL_MANY),
+]
+
+
+@pytest.mark.parametrize("name", LKL_CASES)
+def test_spin_lock_replay_matches_the_h100(name):
+    d = MB / name
+    assert lkl_cycles(d) == pytest.approx(_hw(d, "kernel_cycles"), rel=0.10)
+
+
+@pytest.mark.parametrize("name", CLN_CASES)
+def test_one_lane_cas_on_one_line_matches_the_h100(name):
+    d = MB / name
+    assert cln_cycles(d) == pytest.approx(_hw(d, "cycles"), rel=0.10)
+
+
+def test_a_line_unit_takes_a_one_lane_request_in_its_floor_not_its_lane_share():
+    """Without l2.atomic_line_request_cycles a one-lane request costs its lane share (0.15 cycles) and 1,056 CTAs'
+    cas on one line run ~8x faster than the card; the floor is what the CLN replays above pin."""
+    d = MB / "cln_a0_g1056_w32_k64"
+    res = wg.simulate(d, "h200", want_outputs=True, overrides=MHZ + ["l2.atomic_line_request_cycles=0"])
+    share = float(np.max(np.asarray(res.outputs["cyc"]).astype(np.int64)))
+    assert share < 0.25 * cln_cycles(d)
+
+
+def test_closing_gaps_below_a_units_least_occupancy_changes_no_start():
+    """components/atomics.py: a calendar that knows its least occupancy closes shorter gaps when booking; every
+    request then starts where it would have without (seeded random requests, out of time order, two units)."""
+    import random
+
+    from warpgraph.components.atomics import AtomicUnits
+
+    rng = random.Random(7)
+    plain, closing = AtomicUnits(), AtomicUnits(1.396, 1.449)
+    for _ in range(3000):
+        t = rng.uniform(0, 4000)
+        line, word = rng.randrange(3), rng.randrange(4)
+        lo = 1.396 * rng.choice((1, 1, 2.5))
+        wo = 1.449 * rng.randrange(1, 4)
+        assert closing.perform(t, line, word, lo, wo) == plain.perform(t, line, word, lo, wo)
+    assert sum(len(c.starts) for c in closing.lines.values()) < sum(len(c.starts) for c in plain.lines.values())
