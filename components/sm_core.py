@@ -124,7 +124,7 @@ class StaticTables:
     """Per static instruction (index = PTX instruction index) integer tables used by the hot loop."""
 
     __slots__ = ("op", "cost", "pipe", "ii", "lat", "deps", "dsts", "rsn", "aux", "line", "text", "nregs",
-                 "ptx_cost_rule", "xs", "order")
+                 "ptx_cost_rule", "xs", "order", "cax")
 
     def __init__(self, n: int, nregs: int):
         self.op = [OP_ALU] * n
@@ -146,6 +146,8 @@ class StaticTables:
         #: the order a warp issues each basic block in (workloads/issue_order.py: ptxas hoists global loads); None:
         #: PTX order. The runner's bundles apply it to every warp stream.
         self.order = None
+        #: cycles a non-bulk cp.async adds to its completion (``l1.cp_async_ca_extra_cycles`` for .ca, else 0)
+        self.cax = [0] * n
 
 
 class CoreConfig:
@@ -1114,6 +1116,8 @@ class SMCore:
                                 done = mem.global_access(tt, sm, T.aux[i], sectors, W.a1[k], lines, a2, m)
                             else:
                                 done = tt + LAT[i]
+                            if op == OP_CP_ASYNC:
+                                done += T.cax[i]          # .ca: through the L1 fill path (microbench ldgsts_rate)
                             if gh is not None:
                                 gh(W, k, tt, True)
                         else:

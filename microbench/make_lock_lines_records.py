@@ -17,7 +17,7 @@ LKL_ENTRY = "_Z10lock_linesPiiiP6float4iPj"
 CLN_ENTRY = {0: "_Z8cas_lineILi0EEvPjiiPxS0_", 1: "_Z8cas_lineILi1EEvPjiiPxS0_"}
 # (G, locks, stride, cs): the layer-norm backward shape (4,096 CTAs, 64 locks packed in two lines) and its neighbours
 LKL = [(4096, 64, 1, 1), (4096, 64, 32, 1), (4096, 64, 1, 0), (4096, 64, 32, 0), (4096, 8, 1, 0), (4096, 8, 32, 0),
-       (1320, 64, 1, 1), (1320, 8, 32, 0), (4096, 256, 1, 1)]
+       (1320, 64, 1, 1), (1320, 64, 32, 1), (1320, 8, 32, 0), (4096, 256, 1, 1)]
 # (acqrel, G, words, K)
 CLN = [(0, 1056, 32, 64), (0, 1056, 1, 64), (0, 264, 32, 64), (1, 1056, 32, 16), (0, 1, 1, 64), (1, 1, 1, 16)]
 

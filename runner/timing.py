@@ -111,6 +111,7 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
     nregs = len(program.reg_names)
     T = StaticTables(len(insts), nregs)
     mem_lat = int(spec.l2.near_latency_cycles) + int(spec.hbm.latency_cycles)
+    ca_extra = int(spec.l1.cp_async_ca_extra_cycles)
     smem_lat = int(spec.shared_memory.latency_cycles)
     lat_s = spec.latencies
     ld_param = int(lat_s.ld_param_cycles)
@@ -229,6 +230,8 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
             # latency would charge the same cycles again in PTX order (runner/timing.py, control_stalls)
             lat = 0
         T.op[i], T.cost[i], T.pipe[i], T.ii[i], T.lat[i] = op, cost, pipe, max(1, ii), max(0, lat)
+        if kind == "CP_ASYNC" and "ca" in ins.mods:
+            T.cax[i] = ca_extra               # LDGSTS through the L1 fill path (l1.cp_async_ca_extra_cycles)
         T.deps[i], T.dsts[i], T.rsn[i], T.aux[i] = deps, dsts, rsn, aux
         T.line[i], T.text[i], T.ptx_cost_rule[i] = getattr(ins, "line", 0), text, rule
     T.xs = xs

@@ -55,10 +55,11 @@ _ACQREL_MANY = pytest.mark.xfail(strict=True, reason=(
     "were the bound), 25.1k in the model: an acq_rel request holds the line longer than a relaxed one (1.4), "
     "not measured apart"))
 
+# about one wave of CTAs (1,320: 10 per SM); the 4,096-CTA records (lkl_g4096_*, 15-60 s each) replay the same way:
+# one lock per line 162,432 vs the model 149,849, packed 265,775 vs 149,715
 LKL_CASES = [
-    "lkl_g4096_l64_s32_cs1",     # one lock per line, two-row critical section: 162,432 cycles
-    pytest.param("lkl_g4096_l64_s1_cs1", marks=_PACKED),     # the layer-norm backward's packing: 265,775
-    pytest.param("lkl_g1320_l64_s1_cs1", marks=_PACKED),     # about one wave of CTAs: 77,428
+    "lkl_g1320_l64_s32_cs1",     # one lock per line, two-row critical section: 63,141 cycles
+    pytest.param("lkl_g1320_l64_s1_cs1", marks=_PACKED),     # the layer-norm backward's packing: 77,428
 ]
 CLN_CASES = [
     "cln_a0_g264_w32_k64",       # 264 CTAs on 32 words of one line: 1.47 cycles per request
@@ -84,11 +85,11 @@ def test_one_lane_cas_on_one_line_matches_the_h100(name):
 
 def test_a_line_unit_takes_a_one_lane_request_in_its_floor_not_its_lane_share():
     """Without l2.atomic_line_request_cycles a one-lane request costs its lane share (0.15 cycles) and 1,056 CTAs'
-    cas on one line run ~8x faster than the card; the floor is what the CLN replays above pin."""
-    d = MB / "cln_a0_g1056_w32_k64"
+    cas on one line run several times faster than the card; the floor is what the CLN replays above pin."""
+    d = MB / "cln_a0_g264_w32_k64"
     res = wg.simulate(d, "h200", want_outputs=True, overrides=MHZ + ["l2.atomic_line_request_cycles=0"])
     share = float(np.max(np.asarray(res.outputs["cyc"]).astype(np.int64)))
-    assert share < 0.25 * cln_cycles(d)
+    assert share < 0.5 * cln_cycles(d)       # 10.2k vs 25.1k (the card: 24.8k)
 
 
 def test_closing_gaps_below_a_units_least_occupancy_changes_no_start():

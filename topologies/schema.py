@@ -337,6 +337,9 @@ class L1Spec(Section):
                                                 "red on its busiest word (same-address lanes go one by one)")
     atomic_same_word_return_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the same for an atom, "
                                                   "whose old values return to the lanes")
+    cp_async_ca_extra_cycles: Cycles = Field(0, description="added to the completion of a non-bulk cp.async "
+                                             "that allocates in L1 (.ca: LDGSTS through the L1 fill path) over one "
+                                             "that bypasses it (.cg)")
 
     @model_validator(mode="after")
     def _check(self):
