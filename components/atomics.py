@@ -111,25 +111,10 @@ class BusyCalendar:
         starts, ends = self.starts, self.ends
         e = s + occ
         g = self.min_gap
-        if g > 0.0:
-            i = bisect_right(ends, s - g)
-            e_touch = e + g
-            j = i
-            while j < len(starts) and starts[j] < e_touch:
-                if starts[j] < s:
-                    s = starts[j]
-                if ends[j] > e:
-                    e = ends[j]
-                j += 1
-            starts[i:j] = [s]
-            ends[i:j] = [e]
-            if len(ends) > 64 and ends[0] < s - self.HORIZON:
-                k = bisect_left(ends, s - self.HORIZON)
-                del starts[:k], ends[:k]
-            return
-        i = bisect_left(ends, s)
+        # the intervals it touches (or leaves a gap shorter than the least occupancy to) merge into one
+        i = bisect_right(ends, s - g) if g > 0.0 else bisect_left(ends, s)
         j = i
-        while j < len(starts) and starts[j] <= e:
+        while j < len(starts) and (starts[j] < e + g if g > 0.0 else starts[j] <= e):
             if starts[j] < s:
                 s = starts[j]
             if ends[j] > e:
