@@ -43,6 +43,11 @@ def measured(d: Path, rows: list[dict], stat: str = "cycles") -> float:
     return stats_of(rows, hardware_params(d))[stat]
 
 
+def record_stats(d: Path) -> dict:
+    """The ``stats`` of record ``d``'s own row: in the results file it names, the row of its params."""
+    return stats_of(record_results(d), hardware_params(d))
+
+
 def simulated(d: Path, **kw) -> float:
     """``out[0] / 100`` of the record simulated on h200 (the clock-oracle outputs)."""
     res = wg.simulate(d, "h200", want_outputs=True, **kw)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import warpgraph as wg
-from _replay_helpers import MB, hardware_params, record_results, stats_of
+from _replay_helpers import MB, hardware_params, record_stats
 
 MHZ = ["clocks.sm_mhz=1980"]
 
@@ -21,10 +21,6 @@ def per_warp(d, overrides=()) -> float:
     w = hardware_params(d)["warps"]
     res = wg.simulate(d, "h200", want_outputs=True, overrides=MHZ + list(overrides))
     return float(np.median(np.asarray(res.outputs["out"])[:w].astype(np.int64)))
-
-
-def hw(d) -> dict:
-    return stats_of(record_results(d), hardware_params(d))
 
 
 _BACK_EDGE = pytest.mark.xfail(strict=True, reason=(
@@ -52,13 +48,13 @@ LOOPS = ["brl_l64_w1",        # 264.39 per iteration, the model 256.05
 def test_loop_iteration_matches_the_h200(name):
     d = MB / name
     iters = hardware_params(d)["iters"]
-    assert per_warp(d) / iters == pytest.approx(hw(d)["cycles_per_iter"], rel=0.10)
+    assert per_warp(d) / iters == pytest.approx(record_stats(d)["cycles_per_iter"], rel=0.10)
 
 
 @pytest.mark.parametrize("name", ["brs_l512_w1", pytest.param("brs_l32_w1", marks=_SHORT)])
 def test_straight_chain_matches_the_h200(name):
     d = MB / name
-    assert per_warp(d) == pytest.approx(hw(d)["cycles"], rel=0.10)
+    assert per_warp(d) == pytest.approx(record_stats(d)["cycles"], rel=0.10)
 
 
 def test_a_branch_hold_is_what_the_back_edge_would_cost():
@@ -69,4 +65,4 @@ def test_a_branch_hold_is_what_the_back_edge_would_cost():
     free = per_warp(d) / iters
     held = per_warp(d, ["latencies.branch.latency_cycles=20"]) / iters
     assert 6.0 <= held - free <= 9.0
-    assert held == pytest.approx(hw(d)["cycles_per_iter"], rel=0.02)
+    assert held == pytest.approx(record_stats(d)["cycles_per_iter"], rel=0.02)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import warpgraph as wg
-from _replay_helpers import MB, hardware_params, record_results, stats_of
+from _replay_helpers import MB, hardware_params, record_stats
 
 MHZ = ["clocks.sm_mhz=1980"]
 
@@ -26,7 +26,7 @@ def per_round(d, overrides=()) -> float:
 
 
 def hw(d) -> float:
-    return stats_of(record_results(d), hardware_params(d))["cyc_per_round"]
+    return record_stats(d)["cyc_per_round"]
 
 
 _CG_TRIP = pytest.mark.xfail(strict=True, reason=(

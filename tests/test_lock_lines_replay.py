@@ -12,11 +12,7 @@ import numpy as np
 import pytest
 
 import warpgraph as wg
-from _replay_helpers import MB, hardware_params, record_results, stats_of
-
-
-def _hw(d, stat):
-    return stats_of(record_results(d), hardware_params(d))[stat]
+from _replay_helpers import MB, record_stats
 
 
 MHZ = ["clocks.sm_mhz=1980"]     # the run's SM clock (1980.0 MHz by %clock64 against %globaltimer)
@@ -70,13 +66,13 @@ CLN_CASES = [
 @pytest.mark.parametrize("name", LKL_CASES)
 def test_spin_lock_replay_matches_the_h200(name):
     d = MB / name
-    assert lkl_cycles(d) == pytest.approx(_hw(d, "kernel_cycles"), rel=0.10)
+    assert lkl_cycles(d) == pytest.approx(record_stats(d)["kernel_cycles"], rel=0.10)
 
 
 @pytest.mark.parametrize("name", CLN_CASES)
 def test_one_lane_cas_on_one_line_matches_the_h200(name):
     d = MB / name
-    assert cln_cycles(d) == pytest.approx(_hw(d, "cycles"), rel=0.10)
+    assert cln_cycles(d) == pytest.approx(record_stats(d)["cycles"], rel=0.10)
 
 
 def test_a_line_unit_takes_a_one_lane_request_in_its_floor_not_its_lane_share():

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import warpgraph as wg
-from _replay_helpers import MB, hardware_params, record_results, stats_of
+from _replay_helpers import MB, hardware_params, record_stats
 
 
 _LOCKSTEP = pytest.mark.xfail(strict=True, reason=(
@@ -66,7 +66,7 @@ def _replay(name: str, overrides=None) -> tuple[float, float]:
     p = hardware_params(d)
     res = wg.simulate(d, "h200", want_outputs=True, overrides=overrides)
     o = np.asarray(res.outputs["out"]).astype(np.int64).reshape(-1, 4)
-    hw = stats_of(record_results(d), p)      # the run the record names (membar_load or its hit_density section)
+    hw = record_stats(d)      # the run the record names (membar_load or its hit_density section)
     if p["fencers"] and p["flags"] & 64:
         return statistics.median(o[o[:, 3] == 1, 1] / 100), hw["done_f"]
     if p["fencers"]:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import warpgraph as wg
-from _replay_helpers import MB, hardware_params, record_results, stats_of
+from _replay_helpers import MB, record_stats
 
 MHZ = ["clocks.sm_mhz=1980"]
 
@@ -23,7 +23,7 @@ def fence(d) -> float:
 
 
 def hw(d) -> float:
-    return stats_of(record_results(d), hardware_params(d))["fence"]
+    return record_stats(d)["fence"]
 
 
 _LATE_ACKS = pytest.mark.xfail(strict=True, reason=(
