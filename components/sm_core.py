@@ -124,7 +124,7 @@ class StaticTables:
     """Per static instruction (index = PTX instruction index) integer tables used by the hot loop."""
 
     __slots__ = ("op", "cost", "pipe", "ii", "lat", "deps", "dsts", "rsn", "aux", "line", "text", "nregs",
-                 "ptx_cost_rule", "xs", "order", "cax")
+                 "ptx_cost_rule", "xs", "order", "cax", "bper")
 
     def __init__(self, n: int, nregs: int):
         self.op = [OP_ALU] * n
@@ -148,6 +148,10 @@ class StaticTables:
         self.order = None
         #: cycles a non-bulk cp.async adds to its completion (``l1.cp_async_ca_extra_cycles`` for .ca, else 0)
         self.cax = [0] * n
+        #: per PTX branch index: how many of its taken executions one taken SASS branch stands for (runner/timing.py
+        #: ``branch_periods``: U for the back edge of a loop ptxas unrolled U times; 0: no SASS branch, predicated
+        #: or a fall-through); branches not listed hold their warp on every taken execution
+        self.bper: dict[int, int] = {}
 
 
 class CoreConfig:
@@ -211,7 +215,7 @@ class _Warp:
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
                  "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
-                 "wake", "gack", "stall", "hot", "pi", "cs_t")
+                 "wake", "gack", "stall", "hot", "pi", "cs_t", "bk")
 
 
 class _WgSplit:
@@ -452,6 +456,7 @@ class SMCore:
             W.hold_t = t + cfg.warp_start_latency
             W.hold_r = S.NO_INSTRUCTION
             W.cs_t = 0
+            W.bk = {}        # taken executions per unrolled-loop back edge (T.bper)
             self.age += 1
             W.age = self.age
             W.prio = self.age
@@ -739,6 +744,7 @@ class SMCore:
         OP, COST, PIPE, II, LAT, DEPS, DSTS, RSN, lrr, gap, opc, tcf, tcb, tcu = self._hot
         INS = self._ins
         XS = self._xs
+        bper = T.bper
         rec_on = self.rec_on
         while True:
             best = None
@@ -994,6 +1000,15 @@ class SMCore:
                 if op == OP_BRANCH:
                     pos += 1
                     if pos < n and pcs[pos] != i + 1:
+                        if i in bper:
+                            bpi = bper[i]
+                            if not bpi:
+                                continue      # no SASS branch: ptxas predicated it or made it a fall-through
+                            # a back edge of a loop ptxas unrolled: one SASS back edge per bpi iterations
+                            k = W.bk.get(i, 0) + 1
+                            W.bk[i] = k
+                            if k % bpi:
+                                continue
                         W.hold_t = tt + self.cfg.branch_latency
                         W.hold_r = S.BRANCH_RESOLVING
                     continue

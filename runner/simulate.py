@@ -20,6 +20,7 @@ from pathlib import Path
 
 from warpgraph.core.errors import UserError
 from warpgraph.runner.result import RunResult
+from warpgraph.workloads.ptx.isa import KNOWN_OPCODES
 
 __all__ = ["simulate", "split_overrides", "DEFAULT_RECORD", "parse_trace_window", "parse_trace_sms"]
 
@@ -38,7 +39,7 @@ _TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0,
                   "partition_window": (1, 1 << 20)}
 _TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto",), "partition": ("gpc", "cpc", "gpu")}
 _SASS_RANGE = (0, 1 << 16)
-_SASS_SWITCHES = ("guided", "control_stalls", "issue_order")
+_SASS_SWITCHES = ("guided", "control_stalls", "issue_order", "branches")
 
 
 def _int_knob(k: str, v, lo: int, hi: int) -> int:
@@ -93,6 +94,11 @@ def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
                 raise UserError(f"override {k!r} names no SASS opcode", location=f"--set {k}",
                                 hint="sass.<opcode>=N, e.g. sass.div=20")
             name = k[len("sass."):]
+            if name not in _SASS_SWITCHES and name not in KNOWN_OPCODES:
+                raise UserError(f"unknown SASS override {k!r}: {name!r} is neither a PTX opcode nor a switch",
+                                location=f"--set {k}",
+                                hint="sass.<PTX opcode>=N (issue slots, e.g. sass.div=20) or a 0 / 1 switch: "
+                                     + ", ".join("sass." + n for n in _SASS_SWITCHES))
             # the switches (workloads/sass.py guided costs, runner/timing.py control-code stalls) are 0 / 1
             sass[name] = _int_knob(k, v, *((0, 1) if name in _SASS_SWITCHES else _SASS_RANGE))
         else:

@@ -236,7 +236,38 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
         T.line[i], T.text[i], T.ptx_cost_rule[i] = getattr(ins, "line", 0), text, rule
     T.xs = xs
     T.order = sass_issue_order(program, record, str(spec.sm.isa), sass_overrides)
+    T.bper = branch_periods(program, record, str(spec.sm.isa), sass_overrides, guided)
     return T
+
+
+def branch_periods(program, record, isa: str, overrides: dict | None, guided=None) -> dict[int, int]:
+    """Per PTX branch: how many of its taken executions one taken SASS branch stands for (workloads/sass.py
+    ``branch_periods``: 0 where ptxas predicated the branch or unrolled its loop fully, U where it unrolled the
+    loop U times); {} (every taken PTX branch holds its warp) without a SASS listing or with
+    ``sass.branches=0``."""
+    if not int((overrides or {}).get("branches", 1)) or record is None:
+        return {}
+    if guided is not None:
+        return dict(guided.branches or {})
+    from warpgraph.workloads.sass import record_branch_periods
+
+    got, why = record_branch_periods(record, program, isa)
+    if got is None:
+        _warn_branches(getattr(record, "name", "?"), why)
+        return {}
+    return got
+
+
+def _warn_branches(name: str, why: str) -> None:
+    """Once per reason, as :func:`_warn_order`."""
+    import warnings
+
+    if ("branches", why) in _WARNED:
+        return
+    _WARNED.add(("branches", why))
+    warnings.warn(f"{name}: no SASS listing for the taken branches ({why}); every taken PTX branch holds its warp, "
+                  f"also those ptxas predicates or unrolls (install the 'triton' extra or a CUDA toolkit's ptxas and "
+                  f"nvdisasm)", stacklevel=4)
 
 
 #: ``sass.issue_order``: a warp issues each basic block in the order of ptxas's SASS (workloads/issue_order.py);

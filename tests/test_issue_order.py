@@ -195,3 +195,37 @@ def test_a_records_sass_places_are_checked(tmp_path):
         pos, _tool = SS.record_issue_positions(r, r.program())
     want, _ = SS.record_issue_positions(load_record(src), load_record(src).program())
     assert pos == want
+
+
+def test_a_records_sass_branches_are_checked_and_used_without_tools(tmp_path, monkeypatch):
+    """``compiled.<isa>.sass_branches`` (the taken-branch periods, workloads/sass.py branch_periods): a malformed
+    entry is a record error naming the field; the stored periods are what the timing uses, with no ptxas / nvdisasm
+    at all; periods naming an instruction the PTX lacks are not used: a warning, and a fresh listing."""
+    import json
+    import shutil
+
+    from warpgraph.core.errors import UserError
+    from warpgraph.runner.timing import lower
+
+    src = ROOT / "workloads" / "microbench" / "ldsm_lat_lds32"
+    bad = tmp_path / "bad"
+    shutil.copytree(src, bad)
+    d = json.loads((bad / "launch.json").read_text())
+    stored = d["compiled"]["sm_90a"]["sass_branches"]
+    assert stored and SS.decode_branches(stored, 10**6)
+    d["compiled"]["sm_90a"]["sass_branches"] = "37:0 50"
+    (bad / "launch.json").write_text(json.dumps(d))
+    with pytest.raises(UserError, match="sass_branches"):
+        load_record(bad)
+    with monkeypatch.context() as m:
+        m.setenv("WARPGRAPH_PTXAS", "")
+        r = load_record(src)
+        assert lower(r.program(), None, record=r).bper == SS.decode_branches(stored, 10**6)
+    if not SS.tools_available():
+        return
+    d["compiled"]["sm_90a"]["sass_branches"] = "999999:4"
+    (bad / "launch.json").write_text(json.dumps(d))
+    r = load_record(bad)
+    with pytest.warns(UserWarning, match="sass_branches does not fit"):
+        got, _tool = SS.record_branch_periods(r, r.program())
+    assert got == SS.decode_branches(stored, 10**6)

@@ -16,13 +16,9 @@ _LDS32 = pytest.mark.xfail(strict=True, reason=(
 _SHARED_SLOT = pytest.mark.xfail(strict=True, reason=(
     "SHFL and LDS add up on the H200 (SHFL + LDS.32 16.9 = 8.2 + 8.6; SHFL + LDS.128 40.9 = 8.2 + 32.5): one MIO "
     "path; the model overlaps them (14.1 / 32.6), issue 15"))
-_ONE_WARP_SHFL = pytest.mark.xfail(strict=True, reason=(
-    "one warp (or one per sub-partition) running 8 independent SHFL chains: 39.6 SM cycles per iteration on the "
-    "H200, 34.8 in the model once its warps issue in ptxas's SASS order (the PTX order's chain waits put it at 39; "
-    "workloads/issue_order.py): the H200 issues one warp's SHFLs ~5 cycles apart, the model ~4.3 (issue 15)"))
 CASES = [
-    pytest.param("mix_shfl_w1", marks=_ONE_WARP_SHFL),    # one warp: 8 SHFL chains (39.6)
-    pytest.param("mix_shfl_w4", marks=_ONE_WARP_SHFL),    # one warp per sub-partition (9.96)
+    "mix_shfl_w1",          # one warp: 8 SHFL chains (39.6; 34.8 before the loop's back edge cost its 10 cycles)
+    "mix_shfl_w4",          # one warp per sub-partition (9.96)
     "mix_shfl_w32",         # one SHFL per SM cycle (8.20)
     pytest.param("mix_lds_w32", marks=_LDS32),
     "mix_lds128_w32",       # LDS.128, 4 wavefronts each (32.5)

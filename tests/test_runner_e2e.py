@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from warpgraph.core.errors import UserError
 from warpgraph.runner.result import METRIC_KEYS
 from warpgraph.runner.simulate import simulate, split_overrides
 from warpgraph.workloads.record import load_record
@@ -72,5 +73,13 @@ def test_cycle_limit_raises_with_stuck_warps(small_gemm):
 
 
 def test_split_overrides():
-    a, t, s = split_overrides(["tma.admission_depth=8", "timing.policy=lrr", "sass.div=12"])
-    assert a == ["tma.admission_depth=8"] and t == {"policy": "lrr"} and s == {"div": 12}
+    a, t, s = split_overrides(["tma.admission_depth=8", "timing.policy=lrr", "sass.div=12", "sass.branches=0"])
+    assert a == ["tma.admission_depth=8"] and t == {"policy": "lrr"} and s == {"div": 12, "branches": 0}
+
+
+@pytest.mark.parametrize("bad", ["sass.back_edges=0", "sass.brnaches=0", "sass.dvi=12"])
+def test_an_unknown_sass_override_is_an_error(bad):
+    """A misspelled switch or opcode used to become an opcode override no instruction has (silently)."""
+    with pytest.raises(UserError, match="unknown SASS override") as e:
+        split_overrides([bad])
+    assert "sass.branches" in e.value.hint

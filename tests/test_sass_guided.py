@@ -114,19 +114,26 @@ def test_attribution_conserves_sass_and_hoists_invariants():
     insts, tool = SS.sass_listing(LOOP_PTX, "loop")
     assert insts, tool
     att = SS.attribute(prog, insts, tool)
-    # every reachable SASS is charged exactly once; floors add one each; the div.rn slow path is not reachable
-    assert sum(att.cost.values()) == att.static_sass - att.retry + att.floors
     assert all(0 <= att.pipe[i] <= att.cost[i] for i in att.cost)
     assert att.unreachable > 0
-    # the loop-invariant k*k*7 is hoisted by ptxas: the loop body costs what the SASS loop issues per iteration
+    # ptxas unrolls the loop 4 times (4 I2FP + 4 FADD per SASS iteration) and peels the remainder: the loop body
+    # costs a quarter of what its SASS loop issues per iteration (the loop-invariant k*k*7 hoisted out of it)
     by = {ins.line: ins for ins in prog.instructions}
     loop_lines = [ln for ln, ins in by.items() if ins.text.startswith(("mul.lo", "add.s32", "cvt.rn", "add.f32",
                                                                         "setp", "@%p1 bra"))]
     per_iter = sum(att.cost[by[ln].index] for ln in loop_lines)
     bras = [s for s in insts if s.op == "BRA" and s.target is not None and s.target < s.addr and s.guard]
     assert bras, "expected a backward branch in the SASS loop"
-    body = [s for s in insts if bras[-1].target <= s.addr <= bras[-1].addr]
-    assert per_iter == len(body)
+    body = [s for s in insts if bras[0].target <= s.addr <= bras[0].addr]
+    assert list(att.unroll.values()) == [4]
+    assert sum(1 for s in body if s.op.startswith("I2FP")) == 4
+    assert per_iter == (2 * len(body) + 4) // 8
+    # every reachable SASS is charged once but the peeled remainder's and the unrolled copies; floors add one each
+    # (the div.rn slow path is not reachable)
+    assert sum(att.cost.values()) == att.static_sass - att.retry + att.floors - att.unrolled - (len(body) - per_iter)
+    # the back edge: one SASS BRA per 4 PTX iterations
+    back = by[max(ln for ln in loop_lines if by[ln].text.startswith("@%p1 bra"))].index
+    assert att.branches == {back: 4}
 
 
 @needs_tools

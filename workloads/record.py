@@ -336,6 +336,9 @@ class CompiledBlock(_Strict):
     #: (workloads/sass.py ``encode_places``): the issue order (workloads/issue_order.py) without ptxas / nvdisasm
     sass_places: str = ""
     sass_tool: str = ""
+    #: the taken-branch periods of that listing (workloads/sass.py ``encode_branches``: ``index:period`` pairs, ""
+    #: for none; None: not written): which taken PTX branches hold the warp, without ptxas / nvdisasm
+    sass_branches: str | None = None
 
     @field_validator("sass_places")
     @classmethod
@@ -343,6 +346,15 @@ class CompiledBlock(_Strict):
         bad = next((t for t in v.split() if t != "-" and not t.isdigit()), None)
         if bad is not None:
             raise ValueError(f"expected space-separated SASS places (integers, '-' for none), got {bad!r}")
+        return v
+
+    @field_validator("sass_branches")
+    @classmethod
+    def _branches(cls, v: str | None) -> str | None:
+        bad = next((t for t in (v or "").split() if not all(x.isdigit() for x in t.partition(":")[::2])
+                    or ":" not in t), None)
+        if bad is not None:
+            raise ValueError(f"expected space-separated index:period pairs of integers, got {bad!r}")
         return v
 
 

@@ -435,19 +435,23 @@ def _blocks(starts, n: int):
     return blocks, block_of
 
 
+def _targets(ins) -> tuple[int, ...]:
+    """The instruction indices a PTX branch may jump to."""
+    from warpgraph.workloads.ptx.model import Label, Targets
+
+    for op in ins.operands:
+        if isinstance(op, Label):
+            return (op.target,)
+        if isinstance(op, Targets):      # brx.idx: every entry of its .branchtargets list
+            return tuple(lb.target for lb in op.labels)
+    return ()
+
+
 def _ptx_cfg(program):
     """Basic blocks of the PTX (instruction index lists), their successors and the block of each index."""
     insts = program.instructions
     n = len(insts)
-    from warpgraph.workloads.ptx.model import Label, Targets
-
-    def targets(ins):
-        for op in ins.operands:
-            if isinstance(op, Label):
-                return (op.target,)
-            if isinstance(op, Targets):      # brx.idx: every entry of its .branchtargets list
-                return tuple(lb.target for lb in op.labels)
-        return ()
+    targets = _targets
 
     starts = {0}
     for i, ins in enumerate(insts):
@@ -504,6 +508,9 @@ class SassAttribution:
                                  # encodings
     stall_sum: int = 0           # sum of max(stall, 1) - 1 over the charged SASS (static)
     stall_n: int = 0             # SASS instructions with a control field among the charged ones
+    branches: dict | None = None # PTX branch index -> how many of its taken executions one taken SASS branch
+                                 # stands for (:func:`branch_periods`): 0 where ptxas predicated it or unrolled
+                                 # its loop fully, U for the back edge of a loop it unrolled U times
 
 
 _POLL_SASS = ("SYNCS", "BRA", "NANOSLEEP", "YIELD")
@@ -576,7 +583,8 @@ def _unrolling(insts, sblocks, sblock_of, sloops_np, sreach, retry, pblocks, pbl
     for h, L in match.items():
         lines = {ln for ln, pb in pblock_of_line.items() if pin[pb] == L}
         cnt = Counter((insts[i].line, sass_category(insts[i].op)) for i in own[h] if insts[i].line in lines)
-        sem = [cnt[(ln, cat_of_line[ln])] for ln in lines if cat_of_line[ln] != "alu"]
+        # a branch is no witness: the loop's back edge is one SASS branch per SASS iteration however unrolled
+        sem = [cnt[(ln, cat_of_line[ln])] for ln in lines if cat_of_line[ln] not in ("alu", "ctrl")]
         u = _mode(sem) if any(sem) else _mode(Counter(insts[i].line for i in own[h]
                                                        if insts[i].line in lines).values())
         factor_of[h] = u
@@ -824,7 +832,37 @@ def attribute(program, insts: tuple[SassInst, ...], tool: str = "") -> SassAttri
                            unreachable, n_retry, hoisted, unattributed, n_region, n_help, floors, tool,
                            len(unroll.drop), dict(unroll.factor), sunk, extra,
                            sum(v for k, v in st_sum.items() if isinstance(k, int)),
-                           sum(v for k, v in st_n.items() if isinstance(k, int)))
+                           sum(v for k, v in st_n.items() if isinstance(k, int)),
+                           branch_periods(pins, pblocks, ploops_np, unroll, insts))
+
+
+def branch_periods(pins, pblocks, ploops_np, unroll: _Unroll, insts) -> dict[int, int]:
+    """Per PTX branch that does not take a SASS branch on every taken execution: how many of its taken executions
+    one taken SASS branch stands for. 0 for a branch ptxas turned into predication (no SASS branch, ``BRA`` /
+    ``EXIT``..., of its line: an ``if`` around a clock read becomes ``@!P1 CS2R``) or laid out as a fall-through
+    (and so for the back edge of a loop it unrolled fully); U for the back edge of a loop it unrolled U times
+    (one SASS back edge per U PTX iterations). Branches not listed take one.
+    The SM core charges the taken-branch hold accordingly (components/sm_core.py; microbench/src/branch_cost.cu).
+    Loops that only poll an mbarrier are not unroll-matched (their retry path is out of line in SASS)."""
+    kept = {s.line for s in insts if s.line and s.op.split(".", 1)[0] in _BRANCH_SASS}
+    out: dict[int, int] = {}
+    for ins in pins:
+        if getattr(ins.kind, "name", "").upper() == "BRANCH" and int(getattr(ins, "line", 0) or 0) not in kept:
+            out[ins.index] = 0
+    for h, body in ploops_np:
+        period = int(unroll.factor.get(h, 1))
+        if period <= 1:
+            continue
+        for b in body:
+            last = pins[pblocks[b][-1]] if pblocks[b] else None
+            if last is not None and getattr(last.kind, "name", "").upper() == "BRANCH" and \
+                    pblocks[h][0] in _targets(last):
+                out[last.index] = min(period, out.get(last.index, period))
+    return out
+
+
+#: SASS that carry a PTX branch (a branch ptxas kept; ``EXIT`` / ``RET`` for a branch to the kernel's end)
+_BRANCH_SASS = frozenset(("BRA", "BRX", "JMP", "JMX", "EXIT", "RET", "CALL", "BREAK"))
 
 
 def control_extra(pblocks, cost, st_sum: dict, st_n: dict, cat=None) -> dict[int, int]:
@@ -946,13 +984,55 @@ def issue_positions(program, insts: tuple[SassInst, ...]) -> list[int | None]:
     return out
 
 
-def listing_places(ptx_text: str, entry: str, program, isa: str, prefer: str) -> tuple[str, str] | None:
-    """``(places, tool)``: :func:`issue_positions` of ``ptx_text``'s entry from a fresh listing, encoded as a record
-    stores them (``compiled.<isa>.sass_places`` / ``sass_tool``); None without ptxas / nvdisasm."""
+def listing_places(ptx_text: str, entry: str, program, isa: str, prefer: str) -> tuple[str, str, str] | None:
+    """``(places, tool, branches)``: :func:`issue_positions` and the branch periods (:func:`branch_periods`) of
+    ``ptx_text``'s entry from a fresh listing, encoded as a record stores them (``compiled.<isa>.sass_places`` /
+    ``sass_tool`` / ``sass_branches``); None without ptxas / nvdisasm."""
     insts, tool = sass_listing(ptx_text, entry, isa, prefer=prefer)
     if insts is None:
         return None
-    return encode_places(issue_positions(program, insts)), tool
+    return (encode_places(issue_positions(program, insts)), tool,
+            encode_branches(attribute(program, insts, tool).branches or {}))
+
+
+def encode_branches(periods: dict) -> str:
+    """:func:`branch_periods` as the record stores them (``compiled.<isa>.sass_branches``): ``index:period`` pairs,
+    space-separated, by index."""
+    return " ".join(f"{int(i)}:{int(p)}" for i, p in sorted(periods.items()))
+
+
+def decode_branches(text: str, n: int) -> dict | None:
+    """The periods :func:`encode_branches` wrote, or None if an entry is malformed or names no instruction."""
+    out = {}
+    for part in text.split():
+        i, sep, p = part.partition(":")
+        if not sep or not i.isdigit() or not p.isdigit() or int(i) >= n:
+            return None
+        out[int(i)] = int(p)
+    return out
+
+
+def record_branch_periods(record, program, isa: str = "sm_90a") -> tuple[dict | None, str]:
+    """:func:`branch_periods` of ``record``'s entry: ``(periods, tool)`` or ``(None, why not)``; the periods the
+    record carries (``compiled.<isa>.sass_branches``, written by ``warpgraph compile --write`` beside the places)
+    when it has them."""
+    if record is None:
+        return None, "no record"
+    block = (getattr(record, "compiled", None) or {}).get(isa)
+    text = getattr(block, "sass_branches", None) if block is not None else None
+    if text is not None:
+        got = decode_branches(text, len(program.instructions))
+        if got is not None:
+            return got, f"record ({getattr(block, 'sass_tool', '') or 'ptxas'}, {isa})"
+        import warnings
+
+        warnings.warn(f"{getattr(record, 'name', '?')}: compiled.{isa}.sass_branches does not fit this PTX (written for "
+                      f"other PTX); listing the SASS again (`warpgraph compile RECORD --write` refreshes it)",
+                      stacklevel=4)
+    att, tool = record_sass_costs(record, program, isa)
+    if att is None:
+        return None, tool
+    return dict(att.branches or {}), tool
 
 
 def encode_places(places: list) -> str:

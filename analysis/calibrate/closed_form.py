@@ -47,29 +47,30 @@ def _spread(xs) -> float:
     return max(xs) - min(xs)
 
 
-def link_alu(R: Results) -> float:
-    """SEL + IADD of one mbarrier-chain link: add-only chain + half of (ISETP+SEL+IADD - add) (README)."""
-    add = R.stat("mbarrier_wait", "cycles_per_link", form="control_add_only", complete=1)
-    ctl = R.stat("mbarrier_wait", "cycles_per_link", form="control_alu", complete=1)
-    return add + (ctl - add) / 2
-
-
 def mbarrier(R: Results, out: dict) -> None:
-    alu = link_alu(R)
+    """A completed-phase poll's latency: the dependent chain PHASECHK -> SEL -> IADD minus the control chain
+    ISETP -> SEL -> IADD, cycles per link (the SEL, the IADD and the loop's back edge cancel), plus the ISETP's
+    latency (``latencies.int``, the model's class for it: unit_latencies, derived first)."""
     f = R.file_of("mbarrier_wait", form="test_wait", complete=1)
-    tw = [R.stat("mbarrier_wait", "cycles_per_link", form="test_wait", complete=c) for c in (1, 0)]
-    note = f"dependent-chain cycles per link minus its SEL+IADD ({alu:.1f}, from the ALU control chains)"
-    out["test_wait"] = _p(("mbarrier", "test_wait_cycles"), tw[0] - alu, "mbarrier_wait", f,
-                          "test_wait, phase complete: " + note, noise=_spread(tw))
-    out["try_wait"] = _p(("mbarrier", "try_wait_cycles"),
-                         R.stat("mbarrier_wait", "cycles_per_link", form="try_wait", complete=1) - alu,
-                         "mbarrier_wait", f, "try_wait (no hint), phase complete: " + note)
     # a no-hint try_wait on a phase that never completes suspends the thread until it returns false: the
     # suspension beyond a completed poll (components/mbarrier.py wakes a suspended try_wait at the completion)
     tws = [R.stat("mbarrier_wait", "cycles_per_link", form="try_wait", complete=c) for c in (0, 1)]
     out["try_wait_suspend"] = _p(("mbarrier", "try_wait_max_suspend_cycles"), tws[0] - tws[1], "mbarrier_wait", f,
                                  "try_wait (no hint), phase never completes minus phase complete (dependent-chain "
                                  "cycles per link)")
+    if "lat_int" not in out:
+        raise MissingResult("mbarrier.test_wait / try_wait need latencies.int (alu_latency results): the poll "
+                            "takes the control chain's ISETP's place")
+    isetp = out["lat_int"].value
+    ctl = R.stat("mbarrier_wait", "cycles_per_link", form="control_alu", complete=1)
+    tw = [R.stat("mbarrier_wait", "cycles_per_link", form="test_wait", complete=c) for c in (1, 0)]
+    note = (f"dependent-chain cycles per link minus the ISETP control chain's ({ctl:.1f}) plus the ISETP's "
+            f"latency ({isetp}, latencies.int)")
+    out["test_wait"] = _p(("mbarrier", "test_wait_cycles"), tw[0] - ctl + isetp, "mbarrier_wait", f,
+                          "test_wait, phase complete: " + note, noise=_spread(tw))
+    out["try_wait"] = _p(("mbarrier", "try_wait_cycles"),
+                         R.stat("mbarrier_wait", "cycles_per_link", form="try_wait", complete=1) - ctl + isetp,
+                         "mbarrier_wait", f, "try_wait (no hint), phase complete: " + note)
 
 
 def smem(R: Results, out: dict) -> None:
@@ -402,9 +403,9 @@ def atomics(R: Results, out: dict) -> None:
 
 
 DERIVATIONS: list[tuple[str, Callable]] = [
-    ("mbarrier", mbarrier), ("shared memory", smem), ("caches / DRAM latency", caches), ("L1 tags", l1_tags),
-    ("TMA", tma), ("tensor cores", tensor_cores), ("DSM", dsm), ("CTA launch", launch), ("loaded DRAM", loaded),
-    ("unit latencies", unit_latencies), ("store path", store_path), ("atomics", atomics)]
+    ("unit latencies", unit_latencies), ("mbarrier", mbarrier), ("shared memory", smem),
+    ("caches / DRAM latency", caches), ("L1 tags", l1_tags), ("TMA", tma), ("tensor cores", tensor_cores),
+    ("DSM", dsm), ("CTA launch", launch), ("loaded DRAM", loaded), ("store path", store_path), ("atomics", atomics)]
 
 
 def closed_form(R: Results) -> tuple[dict[str, Param], list[str]]:
