@@ -16,6 +16,20 @@ from warpgraph.workloads.record import load_record
 ROOT = Path(wg.__file__).parent
 
 
+def _with_compiled(src: Path, tmp_path: Path, field: str, value: str) -> Path:
+    """A copy of record ``src`` (once, under tmp_path/bad) with ``compiled.sm_90a.<field>`` set to ``value``."""
+    import json
+    import shutil
+
+    bad = tmp_path / "bad"
+    if not bad.exists():
+        shutil.copytree(src, bad)
+    d = json.loads((bad / "launch.json").read_text())
+    d["compiled"]["sm_90a"][field] = value
+    (bad / "launch.json").write_text(json.dumps(d))
+    return bad
+
+
 needs_tools = pytest.mark.skipif(not SS.tools_available(), reason="no ptxas / nvdisasm (install the 'triton' extra)")
 
 _PTX = """
@@ -173,24 +187,15 @@ def test_ptx_of_a_newer_isa_version_is_assembled_at_the_version_ptxas_reads():
 def test_a_records_sass_places_are_checked(tmp_path):
     """``compiled.<isa>.sass_places``: a malformed entry is a record error naming the field; places written for other
     PTX (another count) are not used: a warning, and the order comes from a fresh listing."""
-    import json
-    import shutil
-
     from warpgraph.core.errors import UserError
 
     src = ROOT / "workloads" / "records" / "h200" / "gemm_ptr_M1024_N1024_K1024"
-    bad = tmp_path / "bad"
-    shutil.copytree(src, bad)
-    d = json.loads((bad / "launch.json").read_text())
-    d["compiled"]["sm_90a"]["sass_places"] = "1 2 x"
-    (bad / "launch.json").write_text(json.dumps(d))
+    bad = _with_compiled(src, tmp_path, "sass_places", "1 2 x")
     with pytest.raises(UserError, match="sass_places"):
         load_record(bad)
     if not SS.tools_available():
         return
-    d["compiled"]["sm_90a"]["sass_places"] = "1 2 3"
-    (bad / "launch.json").write_text(json.dumps(d))
-    r = load_record(bad)
+    r = load_record(_with_compiled(src, tmp_path, "sass_places", "1 2 3"))
     with pytest.warns(UserWarning, match="3 entries for"):
         pos, _tool = SS.record_issue_positions(r, r.program())
     want, _ = SS.record_issue_positions(load_record(src), load_record(src).program())
@@ -202,19 +207,14 @@ def test_a_records_sass_branches_are_checked_and_used_without_tools(tmp_path, mo
     entry is a record error naming the field; the stored periods are what the timing uses, with no ptxas / nvdisasm
     at all; periods naming an instruction the PTX lacks are not used: a warning, and a fresh listing."""
     import json
-    import shutil
 
     from warpgraph.core.errors import UserError
     from warpgraph.runner.timing import lower
 
     src = ROOT / "workloads" / "microbench" / "ldsm_lat_lds32"
-    bad = tmp_path / "bad"
-    shutil.copytree(src, bad)
-    d = json.loads((bad / "launch.json").read_text())
-    stored = d["compiled"]["sm_90a"]["sass_branches"]
+    stored = json.loads((src / "launch.json").read_text())["compiled"]["sm_90a"]["sass_branches"]
     assert stored and SS.decode_branches(stored, 10**6)
-    d["compiled"]["sm_90a"]["sass_branches"] = "37:0 50"
-    (bad / "launch.json").write_text(json.dumps(d))
+    bad = _with_compiled(src, tmp_path, "sass_branches", "37:0 50")
     with pytest.raises(UserError, match="sass_branches"):
         load_record(bad)
     with monkeypatch.context() as m:
@@ -223,9 +223,7 @@ def test_a_records_sass_branches_are_checked_and_used_without_tools(tmp_path, mo
         assert lower(r.program(), None, record=r).bper == SS.decode_branches(stored, 10**6)
     if not SS.tools_available():
         return
-    d["compiled"]["sm_90a"]["sass_branches"] = "999999:4"
-    (bad / "launch.json").write_text(json.dumps(d))
-    r = load_record(bad)
+    r = load_record(_with_compiled(src, tmp_path, "sass_branches", "999999:4"))
     with pytest.warns(UserWarning, match="sass_branches does not fit"):
         got, _tool = SS.record_branch_periods(r, r.program())
     assert got == SS.decode_branches(stored, 10**6)

@@ -10,21 +10,7 @@
 #include <cuda_runtime.h>
 #include "check.cuh"
 #include "host.cuh"
-
-typedef unsigned long long u64;
-
-__device__ __forceinline__ u64 clk() {
-  u64 t;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
-  return t;
-}
-
-template <int L>
-__device__ __forceinline__ float chain(float x, float a, float b) {
-#pragma unroll
-  for (int j = 0; j < L; ++j) asm volatile("fma.rn.f32 %0, %0, %1, %2;" : "+f"(x) : "f"(a), "f"(b));
-  return x;
-}
+#include "fma_chain.cuh"
 
 template <int A, int S>
 __global__ void k_fwd(u64* out, float* sink, int iters, int mask, float a, float b) {
