@@ -42,7 +42,7 @@ def write(argv: list[str], program: str, parse) -> None:
     d = Path(argv[1])
     res = parse((d / f"{program}.txt").read_text())
     res["provenance"] = provenance(d, program)
-    res["source"] = f"microbench/src/{program}.cu on an NVIDIA H200 (raw: {d.name}/)"
+    res["source"] = f"microbench/src/{program}.cu on an {res['provenance']['gpu_name'] or 'unnamed GPU'} (raw: {d.name}/)"
     out = Path(argv[2]) if len(argv) > 2 else d / f"{program}.json"
     out.write_text(json.dumps(res, indent=1) + "\n")
 
