@@ -59,3 +59,22 @@ def _made(d: Path | None) -> Path | None:
     except OSError:
         return None
     return d
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and ``os.replace``: a reader in another
+    process (test workers, study workers) sees the old file or the whole new one, never half of it. OSError
+    propagates (callers of a cache ignore it)."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

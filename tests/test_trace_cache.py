@@ -217,3 +217,22 @@ def test_unwritable_folder_warns_and_the_run_goes_on(rec, tmp_path):
     with pytest.warns(RuntimeWarning, match="could not write"):
         r = warpgraph.simulate(rec, "h200", trace_cache=blocker / "traces")
     assert r.metrics["trace_cache"] == "miss" and r.metrics["cycles"] > 0
+
+
+def test_cache_files_are_replaced_whole(tmp_path, monkeypatch):
+    """ptxas / SASS facts are written through a temporary file and os.replace (core/cache_dir.py write_atomic): a
+    failed write leaves the old file and no temporary behind."""
+    from warpgraph.core import cache_dir as cd
+
+    p = tmp_path / "k.json"
+    cd.write_atomic(p, '{"a": 1}')
+    cd.write_atomic(p, '{"b": 2}')
+    assert p.read_text() == '{"b": 2}' and [q.name for q in tmp_path.iterdir()] == ["k.json"]
+
+    def boom(*_a, **_k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(cd.os, "replace", boom)
+    with pytest.raises(OSError):
+        cd.write_atomic(p, '{"c": 3}')
+    assert p.read_text() == '{"b": 2}' and [q.name for q in tmp_path.iterdir()] == ["k.json"]

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from warpgraph.core.cache_dir import cache_subdir
+from warpgraph.core.cache_dir import cache_subdir, write_atomic
 
 __all__ = ["CompiledFacts", "find_ptxas", "ptxas_facts", "compiled_facts", "parse_ptxas_log", "record_facts",
            "annotate_record", "sass_places"]
@@ -177,7 +177,7 @@ def _run_ptxas(ptx_text: str, isa: str, ptxas: str, tool: str) -> tuple[dict[str
                                             f"ptxas exit code {p.returncode}")
     if cfile is not None:
         try:
-            cfile.write_text(json.dumps({"entries": entries, "error": err, "tool": tool}))
+            write_atomic(cfile, json.dumps({"entries": entries, "error": err, "tool": tool}))
         except OSError:
             pass
     return entries, err

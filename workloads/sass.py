@@ -247,8 +247,10 @@ def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str,
             err = f"could not run ptxas / nvdisasm: {e}"
     if cfile is not None:
         try:
-            cfile.write_text(json.dumps({"sass": [[s.addr, s.op, s.guard, s.line, s.target, s.ctrl] for s in insts],
-                                         "error": err, "tool": tool}))
+            from warpgraph.core.cache_dir import write_atomic
+
+            write_atomic(cfile, json.dumps({"sass": [[s.addr, s.op, s.guard, s.line, s.target, s.ctrl] for s in insts],
+                                            "error": err, "tool": tool}))
         except OSError:
             pass
     return tuple(insts), err
