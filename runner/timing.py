@@ -260,14 +260,10 @@ def branch_periods(program, record, isa: str, overrides: dict | None, guided=Non
 
 def _warn_branches(name: str, why: str) -> None:
     """Once per reason, as :func:`_warn_order`."""
-    import warnings
-
-    if ("branches", why) in _WARNED:
-        return
-    _WARNED.add(("branches", why))
-    warnings.warn(f"{name}: no SASS listing for the taken branches ({why}); every taken PTX branch holds its warp, "
-                  f"also those ptxas predicates or unrolls (install the 'triton' extra or a CUDA toolkit's ptxas and "
-                  f"nvdisasm)", stacklevel=4)
+    _warn_once(("branches", why),
+               f"{name}: no SASS listing for the taken branches ({why}); every taken PTX branch holds its warp, also "
+               f"those ptxas predicates or unrolls (install the 'triton' extra or a CUDA toolkit's ptxas and nvdisasm)",
+               stacklevel=5)
 
 
 #: ``sass.issue_order``: a warp issues each basic block in the order of ptxas's SASS (workloads/issue_order.py);
@@ -333,22 +329,13 @@ def control_stalls(program, record, isa: str, overrides: dict | None, guided=Non
 
 def _warn_order(name: str, why: str) -> None:
     """Once per reason (not per record: every record of a machine without the tools shares it)."""
-    import warnings
-
-    if ("order", why) in _WARNED:
-        return
-    _WARNED.add(("order", why))
-    warnings.warn(f"{name}: no SASS issue order ({why}); warps issue in PTX order (install the 'triton' extra or a "
-                  f"CUDA toolkit's ptxas and nvdisasm)", stacklevel=4)
+    _warn_once(("order", why), f"{name}: no SASS issue order ({why}); warps issue in PTX order (install the 'triton' "
+                               f"extra or a CUDA toolkit's ptxas and nvdisasm)", stacklevel=5)
 
 
 def _warn_cs(name: str, why: str) -> None:
-    import warnings
-
-    if ("cs", name, why) in _WARNED:
-        return
-    _WARNED.add(("cs", name, why))
-    warnings.warn(f"{name}: no control-code stall counts ({why}); sass.control_stalls has no effect", stacklevel=3)
+    _warn_once(("cs", name, why), f"{name}: no control-code stall counts ({why}); sass.control_stalls has no effect",
+               stacklevel=4)
 
 
 def _gpu_fence(ins) -> bool:
@@ -450,15 +437,21 @@ def registers_per_thread(program, record=None, spec=None) -> tuple[int, str]:
 _WARNED: set = set()
 
 
-def _warn_estimate(name: str, est: int, why: str) -> None:
+def _warn_once(key: tuple, message: str, stacklevel: int) -> None:
+    """``warnings.warn(message)`` the first time ``key`` is seen in this process (the timing pass's one-line
+    warnings: a missing tool is said once, not once per launch). ``stacklevel`` counts this function's frame."""
     import warnings
 
-    if (name, why) in _WARNED:
+    if key in _WARNED:
         return
-    _WARNED.add((name, why))
-    warnings.warn(f"{name}: {why}; registers per thread estimated as {est} from the PTX declarations (occupancy "
-                  f"may be wrong). Install the 'triton' extra or a CUDA toolkit's ptxas (or set $WARPGRAPH_PTXAS), "
-                  f"or record them with `warpgraph compile RECORD --write`.", stacklevel=3)
+    _WARNED.add(key)
+    warnings.warn(message, stacklevel=stacklevel)
+
+
+def _warn_estimate(name: str, est: int, why: str) -> None:
+    _warn_once((name, why), f"{name}: {why}; registers per thread estimated as {est} from the PTX declarations "
+                            f"(occupancy may be wrong). Install the 'triton' extra or a CUDA toolkit's ptxas (or set "
+                            f"$WARPGRAPH_PTXAS), or record them with `warpgraph compile RECORD --write`.", stacklevel=4)
 
 
 def _estimate_registers(program) -> int:
