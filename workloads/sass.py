@@ -453,13 +453,11 @@ def _ptx_cfg(program):
     """Basic blocks of the PTX (instruction index lists), their successors and the block of each index."""
     insts = program.instructions
     n = len(insts)
-    targets = _targets
-
     starts = {0}
     for i, ins in enumerate(insts):
         kind = getattr(ins.kind, "name", "").upper()
         if kind in ("BRANCH", "EXIT"):
-            for t in targets(ins):
+            for t in _targets(ins):
                 if 0 <= t < n:
                     starts.add(t)
             if i + 1 < n:
@@ -470,7 +468,7 @@ def _ptx_cfg(program):
         last = insts[idxs[-1]]
         kind = getattr(last.kind, "name", "").upper()
         if kind == "BRANCH":
-            for t in targets(last):
+            for t in _targets(last):
                 if 0 <= t < n:
                     succ[b].append(block_of[t])
             if last.guard is None or b + 1 >= len(blocks):
@@ -1018,23 +1016,13 @@ def record_branch_periods(record, program, isa: str = "sm_90a") -> tuple[dict | 
     """:func:`branch_periods` of ``record``'s entry: ``(periods, tool)`` or ``(None, why not)``; the periods the
     record carries (``compiled.<isa>.sass_branches``, written by ``warpgraph compile --write`` beside the places)
     when it has them."""
-    if record is None:
-        return None, "no record"
-    block = (getattr(record, "compiled", None) or {}).get(isa)
-    text = getattr(block, "sass_branches", None) if block is not None else None
-    if text is not None:
-        got = decode_branches(text, len(program.instructions))
-        if got is not None:
-            return got, f"record ({getattr(block, 'sass_tool', '') or 'ptxas'}, {isa})"
-        import warnings
+    def relist():
+        att, tool = record_sass_costs(record, program, isa)
+        return (None if att is None else dict(att.branches or {})), tool
 
-        warnings.warn(f"{getattr(record, 'name', '?')}: compiled.{isa}.sass_branches does not fit this PTX (written for "
-                      f"other PTX); listing the SASS again (`warpgraph compile RECORD --write` refreshes it)",
-                      stacklevel=4)
-    att, tool = record_sass_costs(record, program, isa)
-    if att is None:
-        return None, tool
-    return dict(att.branches or {}), tool
+    n = len(program.instructions)
+    return _stored_or_listed(record, isa, "sass_branches", lambda text: decode_branches(text, n),
+                             lambda text: "does not fit this PTX", relist, empty_is_absent=False)
 
 
 def encode_places(places: list) -> str:
@@ -1056,23 +1044,34 @@ def decode_places(text: str, n: int) -> list | None:
 def record_issue_positions(record, program, isa: str = "sm_90a") -> tuple[list | None, str]:
     """:func:`issue_positions` of ``record``'s entry: ``(positions, tool)`` or ``(None, why not)``; the places the
     record carries (``compiled.<isa>.sass_places``, written by ``warpgraph compile --write``) when it has them."""
+    def relist():
+        insts, tool = record_listing(record, isa)
+        return (None if insts is None else issue_positions(program, insts)), tool
+
+    n = len(program.instructions)
+    return _stored_or_listed(record, isa, "sass_places", lambda text: decode_places(text, n),
+                             lambda text: f"has {len(text.split())} entries for {n} PTX instructions", relist,
+                             empty_is_absent=True)
+
+
+def _stored_or_listed(record, isa: str, field: str, decode, misfit, relist, *, empty_is_absent: bool) -> tuple:
+    """A SASS fact of ``record``: ``(value, tool)`` from ``compiled.<isa>.<field>`` when the record carries it
+    (``warpgraph compile --write``) and ``decode`` accepts it, else ``relist()`` (a fresh listing) after a warning
+    that says how it did not fit (``misfit(text)``); ``(None, "no record")`` without a record. ``empty_is_absent``:
+    an empty text means not written (places), not an empty fact (branches: no periods)."""
     if record is None:
         return None, "no record"
     block = (getattr(record, "compiled", None) or {}).get(isa)
-    text = getattr(block, "sass_places", "") if block is not None else ""
-    if text:
-        got = decode_places(text, len(program.instructions))
+    text = getattr(block, field, None) if block is not None else None
+    if text or (text is not None and not empty_is_absent):
+        got = decode(text)
         if got is not None:
             return got, f"record ({getattr(block, 'sass_tool', '') or 'ptxas'}, {isa})"
         import warnings
 
-        warnings.warn(f"{getattr(record, 'name', '?')}: compiled.{isa}.sass_places has {len(text.split())} entries for "
-                      f"{len(program.instructions)} PTX instructions (written for other PTX); listing the SASS again "
-                      f"(`warpgraph compile RECORD --write` refreshes it)", stacklevel=4)
-    insts, tool = record_listing(record, isa)
-    if insts is None:
-        return None, tool
-    return issue_positions(program, insts), tool
+        warnings.warn(f"{getattr(record, 'name', '?')}: compiled.{isa}.{field} {misfit(text)} (written for other "
+                      f"PTX); listing the SASS again (`warpgraph compile RECORD --write` refreshes it)", stacklevel=5)
+    return relist()
 
 
 _WARNED: set = set()
