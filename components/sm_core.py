@@ -1000,8 +1000,8 @@ class SMCore:
                 if op == OP_BRANCH:
                     pos += 1
                     if pos < n and pcs[pos] != i + 1:
-                        if i in bper:
-                            bpi = bper[i]
+                        bpi = bper.get(i, -1)    # -1: not listed, holds on every taken execution
+                        if bpi >= 0:
                             if not bpi:
                                 continue      # no SASS branch: ptxas predicated it or made it a fall-through
                             # a back edge of a loop ptxas unrolled: one SASS back edge per bpi iterations
