@@ -36,15 +36,13 @@ def fits(rows: list[dict]) -> list[dict]:
             continue
         x, y = np.array(pts, dtype=float).T
         slope, base = np.polyfit(x, y, 1)
-        out.append({"bench": bench, "K": k, "fresh": fresh, "points": len(pts), "base_cycles": round(base, 1),
-                    "bytes_per_cycle": round(1 / slope, 2) if slope > 0 else None})
+        out.append({"bench": bench, "K": k, "fresh": fresh, "points": len(pts), "base_cycles": round(float(base), 1),
+                    "bytes_per_cycle": round(float(1 / slope), 2) if slope > 0 else None})
     return out
 
 
 if __name__ == "__main__":
-    write(sys.argv, "tma_tile", parse)
-    import json
-    d = json.loads((Path(sys.argv[1]) / "tma_tile.json").read_text() if len(sys.argv) < 3 else Path(sys.argv[2]).read_text())
+    d = write(sys.argv, "tma_tile", parse)
     for f in d["fits"]:
         print(f)
     for r in d["results"]:

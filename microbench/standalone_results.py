@@ -34,9 +34,9 @@ def provenance(d: Path, program: str) -> dict:
             "sections": {program: "ok" if ok else "failed"}}
 
 
-def write(argv: list[str], program: str, parse) -> None:
+def write(argv: list[str], program: str, parse) -> dict:
     """``parse_<program>.py OUTDIR [OUT.json]``: ``parse`` the program's output in OUTDIR, add the provenance and
-    write the document to OUT.json (default OUTDIR/<program>.json)."""
+    write the document to OUT.json (default OUTDIR/<program>.json); returns the document."""
     import json
 
     d = Path(argv[1])
@@ -45,6 +45,7 @@ def write(argv: list[str], program: str, parse) -> None:
     res["source"] = f"microbench/src/{program}.cu on an {res['provenance']['gpu_name'] or 'unnamed GPU'} (raw: {d.name}/)"
     out = Path(argv[2]) if len(argv) > 2 else d / f"{program}.json"
     out.write_text(json.dumps(res, indent=1) + "\n")
+    return res
 
 
 def mean_over_reps(text: str, tag: str, ident: tuple, stats: dict, bench: str, reps_of: str,

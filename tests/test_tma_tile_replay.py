@@ -10,6 +10,7 @@ cards' memory systems and by the issue loop's uniform-datapath index arithmetic,
 more on than the model: issue spans 245-270 against 153-158 for one copy)."""
 from __future__ import annotations
 
+import functools
 import statistics
 
 import numpy as np
@@ -19,6 +20,7 @@ import warpgraph as wg
 from _replay_helpers import MB, hardware_params, record_stats
 
 
+@functools.lru_cache(maxsize=None)
 def _completion(name: str) -> float:
     d = MB / name
     p = hardware_params(d)
