@@ -124,7 +124,7 @@ class StaticTables:
     """Per static instruction (index = PTX instruction index) integer tables used by the hot loop."""
 
     __slots__ = ("op", "cost", "pipe", "ii", "lat", "deps", "dsts", "rsn", "aux", "line", "text", "nregs",
-                 "ptx_cost_rule", "xs", "order", "cax", "bper")
+                 "ptx_cost_rule", "xs", "order", "cax", "bper", "wgser", "wgtok")
 
     def __init__(self, n: int, nregs: int):
         self.op = [OP_ALU] * n
@@ -152,6 +152,11 @@ class StaticTables:
         #: ``branch_periods``: U for the back edge of a loop ptxas unrolled U times; 0: no SASS branch, predicated
         #: or a fall-through); branches not listed hold their warp on every taken execution
         self.bper: dict[int, int] = {}
+        #: ptxas serialised the wgmma pipeline (runner/timing.py ``wgmma_serial``): each wgmma issues only once the
+        #: warpgroup's earlier ones have completed (``WARPGROUP.DEPBAR.LE gsb0, 0x0`` before every HGMMA: every
+        #: wgmma reads and writes the token register ``wgtok``), and a ``wgmma.wait_group`` waits for all of them
+        self.wgser = False
+        self.wgtok = -1
 
 
 class CoreConfig:
@@ -745,6 +750,7 @@ class SMCore:
         INS = self._ins
         XS = self._xs
         bper = T.bper
+        wgtok = T.wgtok
         rec_on = self.rec_on
         while True:
             best = None
@@ -1274,6 +1280,10 @@ class SMCore:
                         done = tt + LAT[i]
                     if done > W.wg_open:
                         W.wg_open = done
+                    if wgtok >= 0 and done > rr[wgtok]:
+                        # serialised by ptxas: the warpgroup's next wgmma waits on this one (its token register)
+                        rr[wgtok] = done
+                        rk[wgtok] = S.BARRIER    # WARPGROUP.DEPBAR: a barrier stall, as for wait_group
                 elif op == OP_WGMMA_COMMIT:
                     W.wg_groups.append(W.wg_open)
                     W.wg_open = 0
@@ -1282,7 +1292,7 @@ class SMCore:
                         st.gp.append(st.open_p)
                         st.open_p = -1
                 elif op == OP_WGMMA_WAIT:
-                    nallow = W.a0[k]
+                    nallow = 0 if T.wgser else W.a0[k]
                     if self.wg_st and W.g in self.wg_st:
                         h = self._wg_wait_split(W, nallow)   # INF: parked until the warpgroup's last warp issues
                     else:
@@ -1292,8 +1302,10 @@ class SMCore:
                             W.wg_open = 0
                         h = _retire_groups(grp, nallow)
                     if h > tt + 1:
+                        # waiting for the ops to complete is WARPGROUP.DEPBAR's barrier stall; waiting for the other
+                        # warps of the warpgroup to issue (INF: parked) is WARPGROUP.ARRIVE's gmma stall
                         W.hold_t = h
-                        W.hold_r = S.GMMA
+                        W.hold_r = S.GMMA if h >= INF else S.BARRIER
                 elif op == OP_CPA_COMMIT:
                     W.cpa_groups.append(W.cpa_open)
                     W.cpa_open = 0

@@ -4,7 +4,9 @@ Nsight Compute samples, per warp scheduler and cycle, the state of a resident wa
 else one stall reason (Kernel Profiling Guide, "Warp Scheduler States" / "Statistical Sampler",
 https://docs.nvidia.com/nsight-compute/ProfilingGuide/index.html; NVIDIA's G. Smith on what they mean:
 https://stackoverflow.com/questions/66625537 (wait), https://stackoverflow.com/questions/66123750 (short / long
-scoreboard), https://stackoverflow.com/questions/66233462 (MIO vs LG throttle, math pipe throttle)):
+scoreboard), https://stackoverflow.com/questions/66233462 (MIO vs LG throttle, math pipe throttle); NVIDIA's answer on HGMMA
+stalls, https://forums.developer.nvidia.com/t/318492: WARPGROUP.ARRIVE stalls are ``gmma``, WARPGROUP.DEPBAR
+stalls ``barrier``):
 
 ====================  ==========================================================  ===================================
 reason                Nsight Compute definition                                   the model charges it (sm_core.py)
@@ -26,9 +28,12 @@ short_scoreboard      scoreboard dependency on an MIO result (shared memory,    
                       MUFU, shuffles; stays inside the SM)                        cvt, mbarrier ops
 long_scoreboard       scoreboard dependency on an L1TEX result (global, local,    register from ld.global / local;
                       surface, texture; leaves the SM)                            cp.async / bulk waits
-barrier               waiting at a CTA barrier for its sibling warps              bar.sync / barrier.cluster
+barrier               waiting at a CTA barrier for its sibling warps; also       bar.sync / barrier.cluster;
+                      WARPGROUP.DEPBAR, the wait for a warpgroup's HGMMAs to      wgmma.wait_group until the ops
+                      complete (wgmma.wait_group, ptxas-serialised wgmma)         complete; serialised wgmma
 membar                waiting on a memory barrier                                 MEMBAR.ALL.GPU (.gpu fences)
-gmma                  waiting for warpgroup MMAs (wgmma.wait_group)               wgmma.wait_group hold
+gmma                  WARPGROUP.ARRIVE: waiting for all warps of the warpgroup    wait_group parked until the
+                      to be ready to issue the HGMMA                             warpgroup's last warp issues
 branch_resolving      waiting for a branch target / predicate to be computed     taken branch
 drain                 after EXIT, waiting for memory stores to drain              EXIT until stores acknowledged
 no_instruction        no instruction fetched (i-cache miss, after a branch)       warp launch only

@@ -237,6 +237,13 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
     T.xs = xs
     T.order = sass_issue_order(program, record, str(spec.sm.isa), sass_overrides)
     T.bper = branch_periods(program, record, str(spec.sm.isa), sass_overrides, guided)
+    T.wgser = wgmma_serial(program, record, str(spec.sm.isa), sass_overrides)
+    if T.wgser:
+        T.wgtok = T.nregs        # one more register: every wgmma reads and writes it (SMCore: ptxas's DEPBAR)
+        T.nregs += 1
+        for i, o in enumerate(T.op):
+            if o == C.OP_WGMMA:
+                T.deps[i] = T.deps[i] + (T.wgtok,)
     return T
 
 
@@ -256,6 +263,26 @@ def branch_periods(program, record, isa: str, overrides: dict | None, guided=Non
         _warn_branches(getattr(record, "name", "?"), why)
         return {}
     return got
+
+
+def wgmma_serial(program, record, isa: str, overrides: dict | None) -> bool:
+    """Whether each ``wgmma.mma_async`` of the entry waits for the warpgroup's earlier ones to complete, as ptxas
+    built its SASS (workloads/sass.py ``wgmma_serialized``; ``sass.wgmma_serial=0`` ignores it). False for a
+    program without wgmma, and with a one-line warning when no SASS listing says."""
+    if not int((overrides or {}).get("wgmma_serial", 1)) or record is None:
+        return False
+    if not any(getattr(i.kind, "name", "") == "WGMMA" for i in program.instructions):
+        return False
+    from warpgraph.workloads.sass import record_wgmma_serialized
+
+    got, why = record_wgmma_serialized(record, isa)
+    if got is None:
+        _warn_once(("wgmma_serial", why),
+                   f"{getattr(record, 'name', '?')}: no SASS listing says whether ptxas serialised the wgmma "
+                   f"pipeline ({why}); every wgmma is taken as pipelined (install the 'triton' extra or a CUDA "
+                   f"toolkit's ptxas and nvdisasm)", stacklevel=4)
+        return False
+    return bool(got)
 
 
 def _warn_branches(name: str, why: str) -> None:

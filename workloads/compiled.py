@@ -259,16 +259,17 @@ def annotate_record(record_dir, isa: str = "sm_90a", *, prefer: str | None = Non
     block = f.to_json()
     places = sass_places(rec, isa)
     if places is not None:
-        block["sass_places"], block["sass_tool"], block["sass_branches"] = places
+        block.update(places)
     d.setdefault("compiled", {})[isa] = block
     path.write_text(json.dumps(d, indent=1) + "\n")
     return f
 
 
-def sass_places(rec, isa: str) -> tuple[str, str, str] | None:
-    """``(places, tool, branches)``: each PTX instruction's place in the SASS ptxas + nvdisasm make of the record's
-    PTX (the issue order, workloads/issue_order.py) and the taken-branch periods (workloads/sass.py
-    ``branch_periods``), encoded as the record stores them; None without the tools."""
+def sass_places(rec, isa: str) -> dict | None:
+    """The SASS facts of the record's PTX as the record stores them (workloads/sass.py ``listing_places``): each
+    PTX instruction's place in the SASS ptxas + nvdisasm make of it (the issue order, workloads/issue_order.py),
+    the tool, the taken-branch periods (``branch_periods``) and whether ptxas serialised its wgmma pipeline
+    (``wgmma_serialized``); None without the tools."""
     from warpgraph.workloads.sass import listing_places
 
     return listing_places(rec.ptx_text(), rec.entry, rec.program(), isa, _prefer(rec))

@@ -339,6 +339,9 @@ class CompiledBlock(_Strict):
     #: the taken-branch periods of that listing (workloads/sass.py ``encode_branches``: ``index:period`` pairs, ""
     #: for none; None: not written): which taken PTX branches hold the warp, without ptxas / nvdisasm
     sass_branches: str | None = None
+    #: whether ptxas serialised the entry's wgmma pipeline (workloads/sass.py ``wgmma_serialized``: each wgmma waits
+    #: for the one before it; None: not written)
+    sass_wgmma_serial: bool | None = None
 
     @field_validator("sass_places")
     @classmethod

@@ -67,6 +67,7 @@ class SassInst:
     target: int | None = None     # branch target address (BRA / BRX / JMP), None otherwise
     ctrl: int = -1                # control field: bits 41-63 of the encoding's high word (:func:`decode_control`);
                                   # -1 when the listing has no encodings
+    arg: int | None = None        # ``WARPGROUP.DEPBAR.LE gsb0, N``: N (the wgmma ops it lets stay in flight)
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,7 @@ _INSN = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?);")
 _HI = re.compile(r"^\s*/\*\s*0x([0-9a-f]{16})\s*\*/\s*$")      # ``nvdisasm -hex``: the high word, own line
 _LABEL = re.compile(r"^(\.L_x_\d+):")
 _TARGET = re.compile(r"`\((\.L_x_\d+)\)")
+_DEPBAR = re.compile(r"^WARPGROUP\.DEPBAR\.LE\s+gsb0\s*,\s*(0x[0-9a-f]+|\d+)")
 
 
 def parse_nvdisasm(text: str, entry: str) -> list[SassInst]:
@@ -184,11 +186,12 @@ def parse_nvdisasm(text: str, entry: str) -> list[SassInst]:
             body = body.strip()
         op = body.split(None, 1)[0] if body else ""
         t = _TARGET.search(body)
-        rows.append([addr, op, guard, line, t.group(1) if t else None, -1])
+        d = _DEPBAR.match(body)
+        rows.append([addr, op, guard, line, t.group(1) if t else None, -1, int(d.group(1), 0) if d else None])
     end = (rows[-1][0] + 16) if rows else 0
     for lb in pending:
         labels[lb] = end
-    return [SassInst(a, op, g, ln, labels.get(t) if t else None, c) for a, op, g, ln, t, c in rows]
+    return [SassInst(a, op, g, ln, labels.get(t) if t else None, c, x) for a, op, g, ln, t, c, x in rows]
 
 
 # ------------------------------------------------------------------------------------------------- tools
@@ -209,7 +212,7 @@ def _cache_dir() -> Path | None:
 @lru_cache(maxsize=64)
 def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str, tool: str
                  ) -> tuple[tuple[SassInst, ...], str]:
-    key = hashlib.sha256("\0".join(("sass/3", ptx_text, entry, isa, ptxas, nvdisasm, tool)).encode()
+    key = hashlib.sha256("\0".join(("sass/4", ptx_text, entry, isa, ptxas, nvdisasm, tool)).encode()
                          ).hexdigest()[:32]
     cdir = _cache_dir()
     cfile = cdir / f"{key}.json" if cdir else None
@@ -249,7 +252,7 @@ def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str,
         try:
             from warpgraph.core.cache_dir import write_atomic
 
-            write_atomic(cfile, json.dumps({"sass": [[s.addr, s.op, s.guard, s.line, s.target, s.ctrl] for s in insts],
+            write_atomic(cfile, json.dumps({"sass": [[s.addr, s.op, s.guard, s.line, s.target, s.ctrl, s.arg] for s in insts],
                                             "error": err, "tool": tool}))
         except OSError:
             pass
@@ -984,15 +987,41 @@ def issue_positions(program, insts: tuple[SassInst, ...]) -> list[int | None]:
     return out
 
 
-def listing_places(ptx_text: str, entry: str, program, isa: str, prefer: str) -> tuple[str, str, str] | None:
-    """``(places, tool, branches)``: :func:`issue_positions` and the branch periods (:func:`branch_periods`) of
-    ``ptx_text``'s entry from a fresh listing, encoded as a record stores them (``compiled.<isa>.sass_places`` /
-    ``sass_tool`` / ``sass_branches``); None without ptxas / nvdisasm."""
+def wgmma_serialized(insts: tuple[SassInst, ...]) -> bool:
+    """Whether ptxas serialised the entry's wgmma pipeline: within a SASS basic block every ``HGMMA`` after the
+    first waits (``WARPGROUP.DEPBAR.LE gsb0, 0x0`` since the previous one) until the one before it has completed.
+    ptxas does this when non-wgmma instructions define a wgmma's accumulator registers inside the pipeline stage
+    ("C7515: Potential Performance Loss: wgmma.mma_async instructions are serialized ..."; Triton 3.6's TMA GEMMs,
+    gemm_tma_*, are built so); it then also turns a ``wgmma.wait_group 1`` into a wait for every op (``DEPBAR.LE
+    gsb0, 0x0``). The PTX line attribution of these SASS is not reliable (ptxas gives an HGMMA the line of its
+    descriptor arithmetic), so this is one fact for the entry, from the SASS alone."""
+    blocks, _, _ = _sass_cfg(insts)
+    seen = False
+    for b in blocks:
+        waited = None            # None: no HGMMA yet in this block; else: a DEPBAR 0 since the last one
+        for k in b:
+            si = insts[k]
+            if si.op.startswith("HGMMA"):
+                if waited is not None:
+                    if not waited:
+                        return False
+                    seen = True
+                waited = False
+            elif si.op.startswith("WARPGROUP.DEPBAR") and si.arg == 0 and waited is not None:
+                waited = True
+    return seen
+
+
+def listing_places(ptx_text: str, entry: str, program, isa: str, prefer: str) -> dict | None:
+    """The SASS facts a record stores (``compiled.<isa>``), from a fresh listing of ``ptx_text``'s entry:
+    ``sass_places`` (:func:`issue_positions`), ``sass_tool``, ``sass_branches`` (:func:`branch_periods`) and
+    ``sass_wgmma_serial`` (:func:`wgmma_serialized`); None without ptxas / nvdisasm."""
     insts, tool = sass_listing(ptx_text, entry, isa, prefer=prefer)
     if insts is None:
         return None
-    return (encode_places(issue_positions(program, insts)), tool,
-            encode_branches(attribute(program, insts, tool).branches or {}))
+    return {"sass_places": encode_places(issue_positions(program, insts)), "sass_tool": tool,
+            "sass_branches": encode_branches(attribute(program, insts, tool).branches or {}),
+            "sass_wgmma_serial": wgmma_serialized(insts)}
 
 
 def encode_branches(periods: dict) -> str:
@@ -1023,6 +1052,17 @@ def record_branch_periods(record, program, isa: str = "sm_90a") -> tuple[dict | 
     n = len(program.instructions)
     return _stored_or_listed(record, isa, "sass_branches", lambda text: decode_branches(text, n),
                              lambda text: "does not fit this PTX", relist, empty_is_absent=False)
+
+
+def record_wgmma_serialized(record, isa: str = "sm_90a") -> tuple[bool | None, str]:
+    """:func:`wgmma_serialized` of ``record``'s entry: ``(serialized, tool)`` or ``(None, why not)``; the fact the
+    record carries (``compiled.<isa>.sass_wgmma_serial``, written by ``warpgraph compile --write``) when it has it."""
+    def relist():
+        insts, tool = record_listing(record, isa)
+        return (None if insts is None else wgmma_serialized(insts)), tool
+
+    return _stored_or_listed(record, isa, "sass_wgmma_serial", bool, lambda v: "is not a boolean", relist,
+                             empty_is_absent=False)
 
 
 def encode_places(places: list) -> str:

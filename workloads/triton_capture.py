@@ -522,7 +522,7 @@ def _compiled_block(ptx: str, entry: str, target: str) -> dict:
     block = f.to_json()
     places = listing_places(ptx, entry, parse_ptx(ptx).entry(entry), isa, "triton")
     if places is not None:
-        block["sass_places"], block["sass_tool"], block["sass_branches"] = places
+        block.update(places)
     return {isa: block}
 
 
