@@ -110,7 +110,7 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
     xs = control_stalls(program, record, str(spec.sm.isa), sass_overrides, guided)
     nregs = len(program.reg_names)
     T = StaticTables(len(insts), nregs)
-    mem_lat = int(spec.l2.near_latency_cycles) + int(spec.hbm.latency_cycles)
+    mem_lat = int(spec.l2.near_latency_cycles) + spec.hbm.latency_at(spec.clocks.sm_mhz)
     ca_extra = int(spec.l1.cp_async_ca_extra_cycles)
     smem_lat = int(spec.shared_memory.latency_cycles)
     lat_s = spec.latencies

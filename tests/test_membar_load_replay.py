@@ -16,6 +16,8 @@ import pytest
 import warpgraph as wg
 from _replay_helpers import MB, hardware_params, record_stats
 
+MHZ = {"clocks.sm_mhz": 1980.0}   # the runs' SM clock (README of each results folder: 1980 MHz as found)
+
 
 _LOCKSTEP = pytest.mark.xfail(strict=True, reason=(
     "132 SMs issue their copies in lock-step, then fence: the H200 takes 863 / 1,236 cycles (16 / 32 KiB; every "
@@ -64,7 +66,7 @@ def _replay(name: str, overrides=None) -> tuple[float, float]:
     fence (flag 64), or of the copiers when nothing fences."""
     d = MB / name
     p = hardware_params(d)
-    res = wg.simulate(d, "h200", want_outputs=True, overrides=overrides)
+    res = wg.simulate(d, "h200", want_outputs=True, overrides={**MHZ, **(overrides or {})})
     o = np.asarray(res.outputs["out"]).astype(np.int64).reshape(-1, 4)
     hw = record_stats(d)      # the run the record names (membar_load or its hit_density section)
     if p["fencers"] and p["flags"] & 64:

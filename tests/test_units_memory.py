@@ -210,3 +210,24 @@ def test_coalesced_tma_box_hits():
         tma.issue(sm, sm, 0, 4096, box, 0, -1, False)                          # six SMs, an L2-hot box
     # SM 0 looks up, SMs 1-3 share it (4 per lookup), SM 4 looks up again and SM 5 shares that
     assert tma.merged_bytes == 4 * 4096 and mem.l2_read_bytes == 2 * 4096
+
+
+def test_dram_latency_is_memory_clock_time():
+    """hbm.latency_clock_mhz: h200.yaml's DRAM latency (293 SM cycles) was measured at 1973.8 MHz, so at another SM
+    clock a miss waits that many ns (latency_cycles x sm_mhz / 1973.8 SM cycles); the L2 part stays in cycles.
+    h100.yaml (the paper's values) gives no clock: its cycles hold at every SM clock."""
+    h200 = spec("h200")
+    assert h200.hbm.latency_clock_mhz == pytest.approx(1973.8)
+    assert h200.hbm.latency_at(1973.8) == h200.hbm.latency_cycles
+    for mhz in (1539.0, 1775.0, 1980.0):
+        s = wg.load_arch("h200", overrides={"clocks.sm_mhz": mhz})
+        mem = MemorySystem(s)
+        want = round(h200.hbm.latency_cycles * mhz / 1973.8)
+        assert mem.dram_lat == want
+        lo, hi = s.l2.near_latency_cycles, s.l2.far_latency_cycles
+        d = mem.global_access(10**6, 0, "ld", 1, 1, 1, 4) - 10**6
+        assert d - 1 in (lo + want, hi + want)
+    h100 = spec("h100")
+    assert h100.hbm.latency_clock_mhz is None
+    slow = MemorySystem(wg.load_arch("h100", overrides={"clocks.sm_mhz": 1000.0}))
+    assert slow.dram_lat == h100.hbm.latency_cycles

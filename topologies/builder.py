@@ -187,7 +187,7 @@ def build_graph(spec: ArchSpec) -> nx.DiGraph:
         node(f"l2.s{s}", "l2_slice", l2.kind, l2, slice=s, partition=part)
         link("xbar", f"l2.s{s}", l2.near_latency_cycles, l2.bytes_per_cycle_per_slice,
              far_extra_cycles=l2.far_latency_cycles - l2.near_latency_cycles)
-        link(f"l2.s{s}", f"hbm.c{s * hbm.channels // l2.slices}", hbm.latency_cycles, ch_bw)
+        link(f"l2.s{s}", f"hbm.c{s * hbm.channels // l2.slices}", hbm.latency_at(spec.clocks.sm_mhz), ch_bw)
     g.add_nodes_from(nodes)
     g.add_edges_from(edges)
     g.graph["nodes_by_role"] = by_role   # role -> node names, in creation order

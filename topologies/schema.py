@@ -436,6 +436,10 @@ class HbmSpec(Section):
     channels_enabled: PosInt | None = Field(None, description="channels left enabled (None = all; a what-if: the "
                                             "bandwidth scales by channels_enabled / channels)")
     latency_cycles: Cycles = Field(298, description="added to an L2 hit latency on a miss")
+    latency_clock_mhz: MHz | None = Field(
+        None, description="the SM clock at which latency_cycles, loaded_latency_cycles and latency_spread_cycles "
+        "hold (the microbenchmark's): DRAM time runs on the memory clock, so at clocks.sm_mhz they are that many x "
+        "sm_mhz / latency_clock_mhz SM cycles. None: the same number of SM cycles at every SM clock")
     efficiency: float = Field(0.9, gt=0, le=1, description="sustainable fraction of peak bandwidth")
     write_cost_factor: float = Field(1.0, ge=1, le=1e3, description="channel time of a written byte in read-byte units "
                                      "(bus turnaround; 1 = writes as cheap as reads)")
@@ -462,6 +466,15 @@ class HbmSpec(Section):
         if b & (b - 1):
             raise ValueError(f"channel_interleave_bytes={b} is not a power of 2")
         return self
+
+    def dram_scale(self, sm_mhz: float) -> float:
+        """SM cycles per cycle of ``latency_cycles`` (and the loaded / spread terms) at SM clock ``sm_mhz``."""
+        ref = self.latency_clock_mhz
+        return 1.0 if ref is None else float(sm_mhz) / float(ref)
+
+    def latency_at(self, sm_mhz: float) -> int:
+        """The DRAM latency beyond the L2 in SM cycles at ``sm_mhz`` (``latency_cycles`` x :meth:`dram_scale`)."""
+        return int(round(int(self.latency_cycles) * self.dram_scale(sm_mhz)))
 
 
 class FabricSpec(Section):

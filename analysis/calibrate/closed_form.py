@@ -120,6 +120,12 @@ def caches(R: Results, out: dict) -> None:
                         f"dram per-load mean {dram[0]:.1f} - l2_first_touch per-load mean {l2_ft:.1f} (both near / "
                         "far mixes: the DRAM latency added to either L2 latency)",
                         noise=_spread(dram) if len(dram) > 1 else None)
+    clk = (R.provenance.get("sm_clock_probe_mhz") or {}).get("after_memory")
+    if clk:
+        # the SM clock the chase ran at: DRAM time is memory-clock time (hbm.latency_clock_mhz)
+        out["hbm_lat_clock"] = _p(("hbm", "latency_clock_mhz"), float(clk), "pchase", ft["file"],
+                                  "provenance sm_clock_probe_mhz after_memory: the SM clock (as found) the pchase "
+                                  "section ran at", integer=False, digits=1)
 
 
 def l1_tags(R: Results, out: dict) -> None:
