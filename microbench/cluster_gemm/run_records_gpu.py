@@ -38,15 +38,10 @@ def reference(rec, bufs):
     raise ValueError(f"no torch reference for {chk['reference']}")
 
 
-def run(d, reps, do_check, seed):
-    rec = json.load(open(os.path.join(d, "launch.json")))
-    ptx = open(os.path.join(d, rec["ptx"]), "rb").read() + b"\0"
-    gen = torch.Generator(device="cuda").manual_seed(seed)
-    bufs = G.make_buffers(rec, gen)
-    holders = G.param_holders(rec, bufs)
-    argp = np.array([h.ctypes.data for h in holders], dtype=np.uint64)
-    mod = G.ck(cu.cuModuleLoadData(ptx))
-    fn = G.ck(cu.cuModuleGetFunction(mod, rec["entry"].encode()))
+def launcher(fn, rec, argp):
+    """A function that launches ``fn`` as the record says (its grid, block, dynamic shared memory and cluster shape:
+    cuLaunchKernelEx with a cluster-dimension attribute, non-portable sizes allowed beyond 8) with the packed
+    parameters ``argp``. microbench/probe/run_probes_gpu.py launches through it too."""
     sh = int(rec.get("shared_bytes", 0))
     if sh > 48 * 1024:
         G.ck((cu.cuFuncSetAttribute(fn, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sh)[0], None))
@@ -68,11 +63,24 @@ def run(d, reps, do_check, seed):
         cfg.attrs = [attr]
         cfg.numAttrs = 1
 
-    def launch():
+    def launch(_keep=(cfg, attr)):      # the launch config and its attribute live as long as the function
         if cfg is None:
             G.ck((cu.cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, sh, 0, argp.ctypes.data, 0)[0], None))
         else:
             G.ck((cu.cuLaunchKernelEx(cfg, fn, argp.ctypes.data, 0)[0], None))
+    return launch
+
+
+def run(d, reps, do_check, seed):
+    rec = json.load(open(os.path.join(d, "launch.json")))
+    ptx = open(os.path.join(d, rec["ptx"]), "rb").read() + b"\0"
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    bufs = G.make_buffers(rec, gen)
+    holders = G.param_holders(rec, bufs)
+    argp = np.array([h.ctypes.data for h in holders], dtype=np.uint64)
+    mod = G.ck(cu.cuModuleLoadData(ptx))
+    fn = G.ck(cu.cuModuleGetFunction(mod, rec["entry"].encode()))
+    launch = launcher(fn, rec, argp)
 
     torch.cuda.synchronize()
     times = []

@@ -23,32 +23,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import probe_ptx  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("run_gallery_gpu", os.path.join(HERE, "..", "gallery", "run_gallery_gpu.py"))
-G = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(G)
+_spec = importlib.util.spec_from_file_location("run_records_gpu", os.path.join(HERE, "..", "cluster_gemm", "run_records_gpu.py"))
+R = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(R)
+G = R.G          # microbench/gallery/run_gallery_gpu.py: make_buffers, param_holders, ck
 MODES = ("cold", "warm")
-
-
-def _launcher(fn, rec, argp):
-    gx, gy, gz = rec["grid"]
-    bx, by, bz = rec["block"]
-    sh = int(rec.get("shared_bytes", 0))
-    if sh > 48 * 1024:
-        G.ck((cu.cuFuncSetAttribute(fn, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sh)[0], None))
-    cx, cy, cz = rec.get("cluster", [1, 1, 1])
-    if cx * cy * cz == 1:
-        return lambda: G.ck((cu.cuLaunchKernel(fn, gx, gy, gz, bx, by, bz, sh, 0, argp.ctypes.data, 0)[0], None))
-    attr = cu.CUlaunchAttribute()
-    attr.id = cu.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-    attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cx, cy, cz
-    cfg = cu.CUlaunchConfig()
-    cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ = gx, gy, gz
-    cfg.blockDimX, cfg.blockDimY, cfg.blockDimZ = bx, by, bz
-    cfg.sharedMemBytes = sh
-    cfg.hStream = cu.CUstream(0)
-    cfg.attrs = [attr]
-    cfg.numAttrs = 1
-    return lambda: G.ck((cu.cuLaunchKernelEx(cfg, fn, argp.ctypes.data, 0)[0], None))
 
 
 def _timed(launch, flush, cold):
@@ -75,7 +54,7 @@ def run(d, out, reps, max_probes, flush):
     fns = {k: G.ck(cu.cuModuleGetFunction(m, rec["entry"].encode())) for k, m in mods.items()}
     gptr, gsize = G.ck(cu.cuModuleGetGlobal(mods["probed"], b"wg_probe"))
     assert int(gsize) == size
-    launches = {k: _launcher(f, rec, argp) for k, f in fns.items()}
+    launches = {k: R.launcher(f, rec, argp) for k, f in fns.items()}
     host = np.zeros(size // 4, dtype=np.uint32)
     probes = np.zeros((len(MODES), reps, ctas, max_probes, 4), dtype=np.uint32)
     times = {k: np.zeros((len(MODES), reps)) for k in launches}
