@@ -164,13 +164,13 @@ class MemorySystem:
         # DRAM latency under load below saturation (microbench loaded_latency): + a * u / (1 - u), u = the
         # partition's recent busy fraction (EWMA over hbm.utilization_window_cycles), capped at
         # hbm.loaded_latency_max_util (beyond it the fluid server's own backlog is the queue)
-        self.hbm_qa = float(hbms.loaded_latency_cycles) * hbm.scale
+        self.hbm_qa = float(hbms.loaded_latency_cycles) * hbms.dram_scale(sm_mhz)   # (hbm.latency_clock_mhz)
         self.hbm_umax = float(hbms.loaded_latency_max_util)
         self.hbm_tau = float(hbms.utilization_window_cycles)
         self.hbm_u = [0.0] * P
         # DRAM line latencies spread (microbench dram_fanout): a read of n DRAM lines waits for the slowest,
         # min + spread * H_n (iid exponential excess) instead of the single-line mean min + spread
-        self.hbm_spread = float(hbms.latency_spread_cycles) * hbm.scale
+        self.hbm_spread = float(hbms.latency_spread_cycles) * hbms.dram_scale(sm_mhz)
         self.hbm_ut = [0.0] * P
         self.l1_bpc = l1.bytes_per_cycle
         self.xbar_bpc = xbar.bpc

@@ -157,9 +157,7 @@ class HbmChannels:
         self.channels = int(params.channels)
         en = params.channels_enabled
         self.enabled = self.channels if en is None else int(en)
-        # DRAM time is memory-clock time: cycles measured at hbm.latency_clock_mhz scale with the SM clock
-        self.scale = params.dram_scale(sm_mhz) if hasattr(params, "dram_scale") else 1.0
-        self.latency = int(round(int(params.latency_cycles) * self.scale))
+        self.latency = params.latency_at(sm_mhz)   # DRAM time is memory-clock time (hbm.latency_clock_mhz)
         self.peak_bpc = float(params.bandwidth_gb_per_s) * 1e3 / sm_mhz * self.enabled / self.channels
         self.bpc = self.peak_bpc * float(params.efficiency)
         self.servers = [FluidServer(self.bpc / n_parts) for _ in range(n_parts)]
