@@ -124,7 +124,7 @@ class StaticTables:
     """Per static instruction (index = PTX instruction index) integer tables used by the hot loop."""
 
     __slots__ = ("op", "cost", "pipe", "ii", "lat", "deps", "dsts", "rsn", "aux", "line", "text", "nregs",
-                 "ptx_cost_rule", "xs", "order", "cax", "bper", "wgser", "wgtok")
+                 "ptx_cost_rule", "xs", "order", "cax", "bper", "wgtok")
 
     def __init__(self, n: int, nregs: int):
         self.op = [OP_ALU] * n
@@ -152,10 +152,9 @@ class StaticTables:
         #: ``branch_periods``: U for the back edge of a loop ptxas unrolled U times; 0: no SASS branch, predicated
         #: or a fall-through); branches not listed hold their warp on every taken execution
         self.bper: dict[int, int] = {}
-        #: ptxas serialised the wgmma pipeline (runner/timing.py ``wgmma_serial``): each wgmma issues only once the
-        #: warpgroup's earlier ones have completed (``WARPGROUP.DEPBAR.LE gsb0, 0x0`` before every HGMMA: every
-        #: wgmma reads and writes the token register ``wgtok``), and a ``wgmma.wait_group`` waits for all of them
-        self.wgser = False
+        #: >= 0 when ptxas serialised the wgmma pipeline (runner/timing.py ``wgmma_serial``): every wgmma reads and
+        #: writes this token register, so it issues only once the warpgroup's earlier ones have completed
+        #: (``WARPGROUP.DEPBAR.LE gsb0, 0x0`` before every HGMMA), and a ``wgmma.wait_group`` waits for all of them
         self.wgtok = -1
 
 
@@ -1292,7 +1291,7 @@ class SMCore:
                         st.gp.append(st.open_p)
                         st.open_p = -1
                 elif op == OP_WGMMA_WAIT:
-                    nallow = 0 if T.wgser else W.a0[k]
+                    nallow = 0 if wgtok >= 0 else W.a0[k]   # serialised: ptxas waits for every op
                     if self.wg_st and W.g in self.wg_st:
                         h = self._wg_wait_split(W, nallow)   # INF: parked until the warpgroup's last warp issues
                     else:

@@ -237,8 +237,7 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
     T.xs = xs
     T.order = sass_issue_order(program, record, str(spec.sm.isa), sass_overrides)
     T.bper = branch_periods(program, record, str(spec.sm.isa), sass_overrides, guided)
-    T.wgser = wgmma_serial(program, record, str(spec.sm.isa), sass_overrides)
-    if T.wgser:
+    if wgmma_serial(program, record, str(spec.sm.isa), sass_overrides):
         T.wgtok = T.nregs        # one more register: every wgmma reads and writes it (SMCore: ptxas's DEPBAR)
         T.nregs += 1
         for i, o in enumerate(T.op):

@@ -252,8 +252,8 @@ def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str,
         try:
             from warpgraph.core.cache_dir import write_atomic
 
-            write_atomic(cfile, json.dumps({"sass": [[s.addr, s.op, s.guard, s.line, s.target, s.ctrl, s.arg] for s in insts],
-                                            "error": err, "tool": tool}))
+            rows = [[s.addr, s.op, s.guard, s.line, s.target, s.ctrl, s.arg] for s in insts]
+            write_atomic(cfile, json.dumps({"sass": rows, "error": err, "tool": tool}))
         except OSError:
             pass
     return tuple(insts), err
