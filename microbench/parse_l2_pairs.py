@@ -17,7 +17,9 @@ import sys
 from pathlib import Path
 
 
-def parse(d: Path) -> dict:
+def launches(d: Path) -> list[tuple[list[int], dict[str, float]]]:
+    """Per profiled launch of ``d/ncu.csv`` (or ``ncu.csv.gz``; the program's ``PLAN ... sms=a,b,...`` lines are in
+    it, in launch order): the SMs of its set and its metrics. parse_l2_tma_pairs.py reads its runs through it."""
     f = d / "ncu.csv"
     lines = (f.read_text() if f.exists() else gzip.decompress((d / "ncu.csv.gz").read_bytes()).decode()).splitlines()
     plans = [ln for ln in lines if ln.startswith("PLAN")]
@@ -25,9 +27,13 @@ def parse(d: Path) -> dict:
     vals: dict[str, dict[str, float]] = {}
     for r in rows:
         vals.setdefault(r["ID"], {})[r["Metric Name"]] = float(r["Metric Value"].replace(",", ""))
+    return [([int(x) for x in plan.split("sms=")[1].split(",")], m)
+            for plan, (_id, m) in zip(plans, sorted(vals.items(), key=lambda kv: int(kv[0])))]
+
+
+def parse(d: Path) -> dict:
     sets = []
-    for plan, (_id, m) in zip(plans, sorted(vals.items(), key=lambda kv: int(kv[0]))):
-        sms = [int(x) for x in plan.split("sms=")[1].split(",")]
+    for sms, m in launches(d):
         look = (m["lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum"]
                 + m["lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"])
         sets.append({"sms": sms, "reads_per_lookup": round(m["l1tex__m_xbar2l1tex_read_bytes.sum"] / 32 / look, 4),

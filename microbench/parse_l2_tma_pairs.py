@@ -7,25 +7,19 @@ the SM reads per L2 lookup: n_sms x 1 MiB / 32 B over ``lts__t_sectors_srcunit_t
 (2.00 for a pair that shares every lookup, 1.00 for one that shares none; ld.global.cg pairs of one GPC: 2.00)."""
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from parse_l2_pairs import launches  # noqa: E402  (the ncu CSV of a run, per launch: its SM set and metrics)
 
 MIB = 1 << 20
 
 
 def parse(d: Path) -> dict:
-    lines = (d / "ncu.csv").read_text().splitlines()
-    plans = [ln for ln in (d / "plan.txt").read_text().splitlines() if ln.startswith("PLAN")]
-    rows = list(csv.DictReader(io.StringIO("\n".join(ln for ln in lines if ln.startswith('"')))))
-    vals: dict[str, dict[str, float]] = {}
-    for r in rows:
-        vals.setdefault(r["ID"], {})[r["Metric Name"]] = float(r["Metric Value"].replace(",", ""))
     sets = []
-    for plan, (_id, m) in zip(plans, sorted(vals.items(), key=lambda kv: int(kv[0]))):
-        sms = [int(x) for x in plan.split("sms=")[1].split(",")]
+    for sms, m in launches(d):
         look = (m["lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum"]
                 + m["lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"])
         sets.append({"sms": sms, "reads_per_lookup": round(len(sms) * MIB / 32 / look, 4) if look else None,

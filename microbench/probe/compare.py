@@ -7,15 +7,20 @@
   span     first probe to last, per CTA
 
 usage: python3 compare.py RESULT.npz [--trace T.json] [--mode cold|warm] [--rep K]
-Reads numpy and json only (no GPU, no warpgraph import).
+Reads numpy and json only (no GPU, no warpgraph import; the probe ids from probe_ptx.py).
 """
 import argparse
 import json
+import os
 import re
+import sys
 
 import numpy as np
 
-WAIT, TMA, START, END = 2, 3, 1, 5
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from probe_ptx import PROBES  # noqa: E402  (the probe ids the instrumented kernel stores)
+
+WAIT, TMA, START = PROBES["wait"], PROBES["tma"], PROBES["start"]
 
 
 def hw_ctas(npz, mode="cold", rep=0):
