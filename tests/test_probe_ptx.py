@@ -40,3 +40,33 @@ def test_probed_kernel_assembles_with_the_same_registers():
     assert probed is not None, why
     assert probed.registers_per_thread == plain.registers_per_thread
     assert probed.spill_store_bytes == 0
+
+
+RMS = ROOT / "workloads" / "records" / "h200" / "rmsnorm_rows4096_cols4096"
+
+
+def test_per_warp_mode_probes_every_barrier_in_its_own_slots():
+    ptx = (RMS / "kernel.ptx").read_text()
+    text, size, counts = P.instrument(ptx, grid_ctas=4096, max_probes=16, warps=8)
+    assert size == 4096 * 8 * 16 * P.SLOT_BYTES
+    n_bar = sum(1 for l in ptx.splitlines() if l.strip().startswith(("bar.sync", "barrier.sync")))
+    assert n_bar == 2 and counts["arrive"] == counts["bar"] == n_bar and counts["start"] == counts["end"] == 1
+    # lane 0 of each warp records, its slots after the CTA's earlier warps'
+    assert "and.b32 \t%wgq0, %wgq4, 31;" in text and "mad.lo.u32 \t%wgq1, %wgq1, 8, %wgq4;" in text
+    # an arrive probe right before each bar.sync, a bar probe right after it
+    lines = [l.strip() for l in text.splitlines()]
+    for i, l in enumerate(lines):
+        if l.startswith("bar.sync"):
+            assert lines[i - 8] == "// wg_probe arrive" and lines[i + 1] == "// wg_probe bar"
+    # thread-0 mode places no barrier probes
+    assert "arrive" not in P.instrument(ptx, grid_ctas=4096)[2]
+
+
+@pytest.mark.skipif(find_ptxas("sm_90a") is None, reason="no ptxas (install the 'triton' extra)")
+def test_per_warp_probed_kernel_assembles_with_the_same_registers():
+    ptx = (RMS / "kernel.ptx").read_text()
+    text, _, _ = P.instrument(ptx, grid_ctas=4096, max_probes=16, warps=8)
+    plain, _ = ptxas_facts(ptx, "rmsnorm", "sm_90a")
+    probed, why = ptxas_facts(text, "rmsnorm", "sm_90a")
+    assert probed is not None, why
+    assert probed.registers_per_thread == plain.registers_per_thread

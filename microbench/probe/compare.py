@@ -6,7 +6,14 @@
   compute  cycles from a completed wait to the CTA's next TMA issue (wgmma issue + wait_group + bar.syncs)
   span     first probe to last, per CTA
 
-usage: python3 compare.py RESULT.npz [--trace T.json] [--mode cold|warm] [--rep K]
+A per-warp result (run_probes_gpu.py --per-warp) is summarised per CTA instead (--warps):
+
+  skew     cycles between the first and the last warp of a CTA reaching its k-th bar.sync
+  wait     cycles a warp spent in that bar.sync (arrive -> bar), mean over the CTA's warps
+  life     first warp's start to last warp's end, per CTA (with --trace: the model's CTA launch to retire)
+  gap      cycles between successive CTA starts on one SM (its first 16 CTAs): the dispatch rate
+
+usage: python3 compare.py RESULT.npz [--trace T.json] [--mode cold|warm] [--rep K] [--warps]
 Reads numpy and json only (no GPU, no warpgraph import; the probe ids from probe_ptx.py).
 """
 import argparse
@@ -21,6 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from probe_ptx import PROBES  # noqa: E402  (the probe ids the instrumented kernel stores)
 
 WAIT, TMA, START = PROBES["wait"], PROBES["tma"], PROBES["start"]
+ARRIVE, BAR, END = PROBES["arrive"], PROBES["bar"], PROBES["end"]
 
 
 def hw_ctas(npz, mode="cold", rep=0):
@@ -78,13 +86,69 @@ def summarise(ctas):
                 "n": len(v)} for k, v in per.items() if v}
 
 
+def warp_summary(npz, mode="cold", rep=0):
+    """Per-CTA barrier skew / wait and lifetime from a per-warp probe result (see the module docstring)."""
+    d = np.load(npz)
+    w = int(d["warps"]) if "warps" in d else 1
+    p = d["probes"][("cold", "warm").index(mode), rep]
+    ctas = p.shape[0] // w
+    skew, wait, life, t0s, sm_starts = {}, {}, [], [], {}
+    for c in range(ctas):
+        arr, bar, st, en = [], [], [], []
+        for j in range(w):
+            rows = p[c * w + j]
+            rows = rows[rows[:, 2] != 0]
+            if not len(rows):
+                continue
+            t = rows[:, 0].astype(np.int64) | (rows[:, 1].astype(np.int64) << 32)
+            ids = rows[:, 2]
+            arr.append(t[ids == ARRIVE])
+            bar.append(t[ids == BAR])
+            st.append(t[ids == START][:1])
+            en.append(t[ids == END][-1:])
+        if not arr:
+            continue
+        nb = min(len(a) for a in arr)
+        for k in range(nb):
+            a = np.array([x[k] for x in arr])
+            b = np.array([x[k] for x in bar if len(x) > k])
+            skew.setdefault(k, []).append(int(a.max() - a.min()))
+            if len(b) == len(a):
+                wait.setdefault(k, []).append(float((b - a).mean()))
+        s0 = min(int(x[0]) for x in st if len(x))
+        t0s.append(s0)
+        sm_starts.setdefault(int(p[c * w][0, 3]), []).append(s0)
+        life.append(max(int(x[0]) for x in en if len(x)) - s0)
+    q = lambda v: f"{np.median(v):.0f} [{np.percentile(v, 10):.0f}-{np.percentile(v, 90):.0f}]"
+    out = {f"bar{k} skew": q(v) for k, v in skew.items()}
+    out.update({f"bar{k} wait": q(v) for k, v in wait.items()})
+    out["life"] = q(life)
+    out["ctas"] = len(life)
+    # the CTA dispatch: per SM, cycles between successive CTA starts of its first 16 (clock64 is per SM: only
+    # differences on one SM are compared)
+    gaps = [g for v in sm_starts.values() for g in np.diff(np.sort(v)[:16])]
+    if gaps:
+        out["sm start gap (first 16)"] = q(gaps)
+        out["ctas per sm"] = q([len(v) for v in sm_starts.values()])
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("npz")
     ap.add_argument("--trace")
     ap.add_argument("--mode", default="cold")
     ap.add_argument("--rep", type=int, default=0)
+    ap.add_argument("--warps", action="store_true", help="a per-warp result: barrier skew / wait, CTA lifetimes")
     a = ap.parse_args()
+    if a.warps:
+        out = {"card": warp_summary(a.npz, a.mode, a.rep)}
+        if a.trace:
+            life = [c["end"] - c["start"] for c in model_ctas(a.trace).values() if "start" in c]
+            out["model"] = {"life": f"{np.median(life):.0f} [{np.percentile(life, 10):.0f}-"
+                                    f"{np.percentile(life, 90):.0f}]", "ctas": len(life)}
+        print(json.dumps(out, indent=1))
+        return
     hw, times = hw_ctas(a.npz, a.mode, a.rep)
     print(f"card ({a.mode}, rep {a.rep}): plain {np.median(times['plain_us'], axis=1)} us, "
           f"probed {np.median(times['probed_us'], axis=1)} us (cold, warm medians)")
