@@ -281,6 +281,8 @@ ROLE_STATS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
                                                          "sm{i}.stalls")}},
     "l1": {"l1": {"requests": ("requests", "global ld/st/atom/cp.async requests sent on to L2"),
                   "hit_lines": ("lines", "128-B lines of ld.global served by L1 (the trace's per-CTA L1 model)"),
+                  "pending_hit_waits": ("requests", "ld.global L1 hits that waited for the outstanding miss of "
+                                                    "another load of the same lines on the SM"),
                   "miss_sectors": ("sectors", "32-B sectors requested from L2 (L1 misses, stores, cp.async)"),
                   "mshr_stall_cycles": ("cycles", "request cycles spent waiting for a free miss-status register")}},
     "xbar": {"xbar": {"request_bytes": ("bytes", "bytes from the SMs to the L2 slices (ld/st/atom, TMA)"),

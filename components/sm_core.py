@@ -323,6 +323,12 @@ class SMCore:
         self.l1_hit_lines = 0                 # 128-B lines of ld.global served by L1 (the trace's per-CTA L1 model)
         self.shared_wavefronts = 0
         self.l1_stage = [0.0] * cfg.n_sms     # per-SM L1TEX data/tag stage: free from this cycle
+        #: per SM, line key (payload a1 >> 32, memops._line_key) -> cycle the latest ld.global of those lines that
+        #: missed the L1 has its data: a later load that the trace's L1 model calls a hit cannot have the lines
+        #: before they arrive (the L1's miss-under-miss; the functional pass knows the order, not the time)
+        self.l1_pending: list[dict] = [{} for _ in range(cfg.n_sms)]
+        self.l1_pending_waits = 0             # L1-hit loads that waited for another load's outstanding fill
+        self._pending_cap = [4096] * cfg.n_sms   # prune a table once it outgrows this (amortised, as memory.fills)
         self.atom_unit = [0.0] * cfg.n_sms    # per-SM atomic unit (l1.atomic_*_cycles): free from this cycle
         self.st_path = [0.0] * cfg.n_sms      # per-SM store data path to L2 (l1.store_bytes_per_cycle): free from
         self.ctas_done = 0
@@ -1108,13 +1114,32 @@ class SMCore:
                             # the misses leave for L2 once the stage has looked them up (te): their latency is
                             # the stage delay plus the memory system's, whose FIFO servers are still fed at issue
                             # time (engine order; a future reservation would block every other SM's requests)
+                            a1 = W.a1[k]
                             if mem is not None:
-                                done = mem.global_access(tt, sm, T.aux[i], sectors, W.a1[k], lines,
+                                done = mem.global_access(tt, sm, T.aux[i], sectors, a1, lines,
                                                          a2 & 0xFFFFFFFFFF, m) + (te - tt)
                             else:
                                 done = te + LAT[i]
+                            if op == OP_LDG and a1 >> 32:
+                                pend = self.l1_pending[sm]
+                                lk = a1 >> 32
+                                pd = pend.get(lk)
+                                if hl and pd is not None and pd > done:
+                                    done = pd
+                                    self.l1_pending_waits += 1
+                                if pd is None or done > pd:
+                                    if pd is None and len(pend) > self._pending_cap[sm]:
+                                        self._prune_pending(pend, tt)
+                                        self._pending_cap[sm] = max(4096, 2 * len(pend))
+                                    pend[lk] = done
                         elif hl:
                             done = te + self.cfg.l1_hit_latency
+                            if op == OP_LDG:
+                                pd = self.l1_pending[sm].get(W.a1[k] >> 32)
+                                if pd is not None and pd > done:
+                                    # the lines are still on their way from another load's L1 miss
+                                    done = pd
+                                    self.l1_pending_waits += 1
                         else:
                             done = tt + (LAT[i] if op == OP_LDG else 1)
                     else:
@@ -1441,6 +1466,12 @@ class SMCore:
         for d in dsts:
             rr[d] = done
             rk[d] = S.LONG_SCOREBOARD
+
+    @staticmethod
+    def _prune_pending(pend: dict, t: int) -> None:
+        """Drop the L1 fills of ``pend`` that are back by cycle ``t`` (a later hit waits for none of them)."""
+        for lk in [lk for lk, d in pend.items() if d <= t]:
+            del pend[lk]
 
     def _store_path(self, sm: int, tt: int, e1: float, sectors: int) -> float:
         """A store's data leaves SM ``sm`` for L2 through its store path after the L1TEX stage (``e1``): one

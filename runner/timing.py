@@ -1031,6 +1031,7 @@ def _component_stats(st: Stats, core, machine, trace=None) -> None:
         for k, v in parts["l1"].stats(mem).items():
             g.set(k, v)
         g.set("hit_lines", core.l1_hit_lines)
+        g.set("pending_hit_waits", core.l1_pending_waits)
         g.set("miss_sectors", core.global_sectors)
         g = st.group("xbar")
         for k, v in parts["xbar"].stats(mem).items():
