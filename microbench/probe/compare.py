@@ -9,7 +9,9 @@
 A per-warp result (run_probes_gpu.py --per-warp) is summarised per CTA instead (--warps):
 
   skew     cycles between the first and the last warp of a CTA reaching its k-th bar.sync
-  wait     cycles a warp spent in that bar.sync (arrive -> bar), mean over the CTA's warps
+  wait     cycles from a warp's arrive clock to its next clock, mean over the CTA's warps: ptxas emits bar.sync as
+           BAR.SYNC.DEFER_BLOCKING, so a warp that issues no barrier-dependent instruction next reads that clock
+           before the barrier resolves (not the barrier wait; results/h100_warp_probes_2026-12-07/README.md)
   life     first warp's start to last warp's end, per CTA (with --trace: the model's CTA launch to retire)
   gap      cycles between successive CTA starts on one SM (its first 16 CTAs): the dispatch rate
 
