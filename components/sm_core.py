@@ -173,6 +173,8 @@ class CoreConfig:
         self.launch_latency = 200       # CTA launch after a retire (cycles)
         self.initial_launch_latency = 0
         self.dispatch_interval = 0      # an SM starts its CTAs at least this far apart (cta_scheduler.dispatch_cycles_per_cta)
+        self.dispatch_per_warp = 0      # ... or takes warps at this many cycles each (cta_scheduler.dispatch_cycles_per_warp)
+        self.dispatch_burst = 0         # ... after a burst of this many (cta_scheduler.dispatch_burst_warps)
         self.poll_latency = 42          # mbarrier poll result latency when the unit gives none (paper Tab. II)
         self.fence_latency = 8
         self.membar_gpu = 0             # MEMBAR.ALL.GPU with nothing outstanding (latencies.membar_gpu_cycles)
@@ -297,6 +299,8 @@ class SMCore:
         self.cta_end = {}
         self.cta_sm = {}
         self.disp_free = [0] * cfg.n_sms    # per-SM CTA dispatcher: free from this cycle
+        # per-SM warp-dispatch token bucket (cta_scheduler.dispatch_cycles_per_warp): [warps available, at cycle]
+        self.disp_tok = [[float(cfg.dispatch_burst), 0] for _ in range(cfg.n_sms)]
         self.placed = {}                  # cta -> SM it ran on (kept after retire: %smid of the clock-oracle rerun)
         self.cta_warps = {}
         self.bars: dict[int, dict] = {}
@@ -410,6 +414,26 @@ class SMCore:
             if t < f:
                 t = f
             self.disp_free[sm] = t + di
+        dw = cfg.dispatch_per_warp
+        if dw:
+            # warps at dw cycles each once an idle SM's burst is spent (H100 per-warp probes: the first 32 warps
+            # of an SM start within ~50 cycles, then ~18-20 cycles per warp: microbench/results/
+            # h100_warp_probes_2026-12-07); a CTA starts when the bucket holds all of its warps
+            tok = self.disp_tok[sm]
+            lvl, tl = tok
+            if t < tl:
+                t = tl
+            lvl += (t - tl) / dw
+            burst = cfg.dispatch_burst if cfg.dispatch_burst > self.wpc else self.wpc
+            if lvl > burst:
+                lvl = burst
+            w = self.wpc
+            if lvl < w:
+                wait = -(-((w - lvl) * dw) // 1)
+                t += int(wait)
+                lvl += wait / dw
+            tok[0] = lvl - w
+            tok[1] = t
         nsp = cfg.subpartitions
         nregs = self.T.nregs
         wpc = self.wpc

@@ -429,6 +429,8 @@ def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> Co
         launch_latency=int(cs.launch_latency_cycles),
         initial_launch_latency=int(cs.kernel_launch_latency_cycles),
         dispatch_interval=int(cs.dispatch_cycles_per_cta),
+        dispatch_per_warp=int(getattr(cs, "dispatch_cycles_per_warp", 0)),
+        dispatch_burst=int(getattr(cs, "dispatch_burst_warps", 0)),
         poll_latency=int(spec.mbarrier.try_wait_cycles),
         l1_hit_latency=int(spec.l1.hit_latency_cycles),
         l1_tag_cycles_per_line=float(spec.l1.tag_cycles_per_line),

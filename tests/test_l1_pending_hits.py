@@ -9,7 +9,9 @@ from warpgraph.runner.timing import run_timing
 from warpgraph.topologies import load_arch
 
 SPEC = load_arch("h200", overrides={"cta_scheduler.kernel_launch_latency_cycles": 0,
-                                    "cta_scheduler.dispatch_cycles_per_cta": 0})
+                                    "cta_scheduler.dispatch_cycles_per_cta": 0,
+                                    "cta_scheduler.dispatch_cycles_per_warp": 0,
+                                    "cta_scheduler.dispatch_burst_warps": 0})
 KEY = 0x5A5A5
 TAIL = 100   # dependent adds after the load's use: the warp's end follows its load's return
 

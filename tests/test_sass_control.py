@@ -92,7 +92,9 @@ def test_control_extra_conserves_a_class_stall_total():
 
 # ------------------------------------------------------------------------------------- the timing rule
 SPEC = load_arch("h200", overrides={"cta_scheduler.kernel_launch_latency_cycles": 0,
-                                    "cta_scheduler.dispatch_cycles_per_cta": 0})
+                                    "cta_scheduler.dispatch_cycles_per_cta": 0,
+                                    "cta_scheduler.dispatch_cycles_per_warp": 0,
+                                    "cta_scheduler.dispatch_burst_warps": 0})
 N = 64
 
 

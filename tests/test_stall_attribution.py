@@ -8,7 +8,9 @@ from warpgraph.runner.timing import run_timing
 from warpgraph.topologies import load_arch
 
 SPEC = load_arch("h200", overrides={"cta_scheduler.kernel_launch_latency_cycles": 0,
-                                    "cta_scheduler.dispatch_cycles_per_cta": 0})
+                                    "cta_scheduler.dispatch_cycles_per_cta": 0,
+                                    "cta_scheduler.dispatch_cycles_per_warp": 0,
+                                    "cta_scheduler.dispatch_burst_warps": 0})
 N = 64
 
 

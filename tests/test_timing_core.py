@@ -8,7 +8,9 @@ from warpgraph.topologies import load_arch
 
 # the core's pipeline, not the per-launch cost Nsight counts (cta_scheduler.kernel_launch_latency_cycles)
 SPEC = load_arch("h200", overrides={"cta_scheduler.kernel_launch_latency_cycles": 0,
-                                    "cta_scheduler.dispatch_cycles_per_cta": 0})
+                                    "cta_scheduler.dispatch_cycles_per_cta": 0,
+                                    "cta_scheduler.dispatch_cycles_per_warp": 0,
+                                    "cta_scheduler.dispatch_burst_warps": 0})
 START = 4  # warp_start_latency (no_instruction) before a warp's first issue
 
 
@@ -196,14 +198,48 @@ def test_mbarrier_wait_until_tma_completes():
     assert out.metrics["dram_read_bytes"] == 32768
 
 
+def _dispatch_run(**rule):
+    """CTA launch cycles on one SM running CTAs of 4 warps (200 dependent adds each) under a dispatch rule."""
+    from warpgraph.core.tracing import TraceRecorder
+
+    prog = kernel([fadd(0, (0,)) for _ in range(200)] + [ret()])
+    over = {"cta_scheduler.kernel_launch_latency_cycles": 0, "cta_scheduler.dispatch_cycles_per_cta": 0,
+            "cta_scheduler.dispatch_cycles_per_warp": 0, "cta_scheduler.dispatch_burst_warps": 0}
+    over.update({f"cta_scheduler.{k}": v for k, v in rule.items()})
+    spec = load_arch("h200", overrides=over)
+
+    def launches(n):
+        rec = TraceRecorder()
+        out = run_timing(trace(prog, n, 4), spec, n_sms=1, registers=32, recorder=rec)
+        return out.metrics["cycles"], sorted(int(e[2]) for e in rec.events().tables.get("cta", []))
+    return launches
+
+
 def test_sm_dispatches_its_ctas_one_at_a_time():
     # cta_scheduler.dispatch_cycles_per_cta (ncu empty kernels: ~140 cycles per CTA per SM): two CTAs that fit on
     # one SM together start that far apart, so the one-wave run is longer by about the interval
-    prog = kernel([fadd(0, (0,)) for _ in range(200)] + [ret()])
-    kw = dict(n_sms=1, shared_bytes=100 * 1024)
-    spec = load_arch("h200", overrides={"cta_scheduler.kernel_launch_latency_cycles": 0})
-    d = spec.cta_scheduler.dispatch_cycles_per_cta
-    assert d > 0
-    base = run(trace(prog, 2, 4), **kw).metrics["cycles"]
-    stag = run_timing(trace(prog, 2, 4), spec, n_sms=1, shared_bytes=100 * 1024).metrics["cycles"]
+    d = 140
+    (base, _), (stag, starts) = _dispatch_run()(2), _dispatch_run(dispatch_cycles_per_cta=d)(2)
+    assert starts[1] - starts[0] == d
     assert abs((stag - base) - d) <= 0.2 * d, (stag, base, d)
+
+
+def test_sm_dispatches_a_burst_of_warps_then_one_warp_at_a_time():
+    # cta_scheduler.dispatch_cycles_per_warp / dispatch_burst_warps (H100 per-warp probes: an SM's first 32 warps
+    # start together, then ~18-20 cycles per warp): 8 CTAs of 4 warps fit the burst and start as one; the 9th to
+    # 12th follow 4 warps' worth apart
+    per, burst = 19, 32
+    _, base = _dispatch_run()(12)
+    _, starts = _dispatch_run(dispatch_cycles_per_warp=per, dispatch_burst_warps=burst)(12)
+    t0 = base[0]
+    assert base == [t0] * 12
+    assert starts[:8] == [t0] * 8
+    assert [s - t0 for s in starts[8:]] == [4 * per * k for k in range(1, 5)]
+
+
+@pytest.mark.parametrize("over, msg", [({"dispatch_cycles_per_cta": 140, "dispatch_cycles_per_warp": 19}, "not both"),
+                                       ({"dispatch_cycles_per_warp": 0, "dispatch_burst_warps": 32}, "needs")])
+def test_dispatch_rules_reject_ignored_settings(over, msg):
+    from warpgraph.core.errors import UserError
+    with pytest.raises((UserError, ValueError), match=msg):
+        load_arch("h200", overrides={f"cta_scheduler.{k}": v for k, v in over.items()})

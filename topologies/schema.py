@@ -151,6 +151,20 @@ class RoundRobinCtaScheduler(_CtaSchedulerBase):
     kernel_launch_latency_cycles: Cycles = Field(0, description="fixed cost before the first CTA")
     dispatch_cycles_per_cta: Cycles = Field(0, description="an SM takes its CTAs one at a time, this many cycles "
                                             "apart (the first wave's CTAs of an SM start staggered)")
+    dispatch_cycles_per_warp: Cycles = Field(0, description="an SM's dispatcher takes a CTA's warps at this many "
+                                             "cycles per warp, after a burst of dispatch_burst_warps (a token bucket "
+                                             "that refills at this rate); 0: off")
+    dispatch_burst_warps: Annotated[int, Field(ge=0, le=4096)] = Field(
+        0, description="warps an idle SM's dispatcher starts at once (the bucket's size; needs dispatch_cycles_per_warp)")
+
+    @model_validator(mode="after")
+    def _dispatch(self):
+        if self.dispatch_cycles_per_warp and self.dispatch_cycles_per_cta:
+            raise ValueError("set dispatch_cycles_per_cta or dispatch_cycles_per_warp, not both (two dispatch rules; "
+                             "dispatch_cycles_per_cta: 0 selects the per-warp rule)")
+        if self.dispatch_burst_warps and not self.dispatch_cycles_per_warp:
+            raise ValueError("dispatch_burst_warps needs dispatch_cycles_per_warp (the rate the burst refills at)")
+        return self
 
 
 class MmaTiming(Section):
