@@ -30,9 +30,8 @@ def detailed(rms):
     return simulate(rms, "h200", overrides=EIGHT)
 
 
-@pytest.fixture()
-def count_ctas(monkeypatch):
-    """CTAs the functional executor really runs (every Batch built)."""
+def _count_batches(mp):
+    """Patch the functional executor's Batch through ``mp``; the list of CTAs it really runs (every Batch built)."""
     seen = []
     real = frun.Batch
 
@@ -40,8 +39,14 @@ def count_ctas(monkeypatch):
         seen.extend(int(c) for c in ctas)
         return real(ex, ctas)
 
-    monkeypatch.setattr(frun, "Batch", counting)
+    mp.setattr(frun, "Batch", counting)
     return seen
+
+
+@pytest.fixture()
+def count_ctas(monkeypatch):
+    """CTAs the functional executor really runs (every Batch built)."""
+    return _count_batches(monkeypatch)
 
 
 def test_subset_trace_holds_only_its_ctas_with_the_full_runs_streams(rms):
@@ -64,15 +69,8 @@ def test_subset_trace_holds_only_its_ctas_with_the_full_runs_streams(rms):
 @pytest.fixture(scope="module")
 def sampled(rms):
     """The 8-SM rmsnorm sampled on 2 SMs with only the sample executed, and the CTAs the executor really ran."""
-    seen = []
-    real = frun.Batch
-
-    def counting(ex, ctas):
-        seen.extend(int(c) for c in ctas)
-        return real(ex, ctas)
-
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(frun, "Batch", counting)
+        seen = _count_batches(mp)
         r = simulate(rms, "h200", mode="sampled", sample={"sms": 2, "functional": "sample"}, overrides=EIGHT)
     return r, seen
 
