@@ -423,14 +423,11 @@ class SMCore:
             lvl, tl = tok
             if t < tl:
                 t = tl
-            lvl += (t - tl) / dw
-            burst = cfg.dispatch_burst if cfg.dispatch_burst > self.wpc else self.wpc
-            if lvl > burst:
-                lvl = burst
             w = self.wpc
+            lvl = min(lvl + (t - tl) / dw, max(cfg.dispatch_burst, w))   # a CTA larger than the burst still fits
             if lvl < w:
-                wait = -(-((w - lvl) * dw) // 1)
-                t += int(wait)
+                wait = ceil((w - lvl) * dw)
+                t += wait
                 lvl += wait / dw
             tok[0] = lvl - w
             tok[1] = t
