@@ -29,7 +29,8 @@ def main():
         name = f"dirty_row_g{g}_f{fl}" if rows == ROWS else f"dirty_row_g{g}_r{rows}_f{fl}"
         hw = ({"results": a.results, "bench": "row",
                "params": {"grid": g, "cols": COLS, "rows": rows, "flags": fl, "pre": 0}} if rows == ROWS else
-              {"results": None, "note": "model-only (tests/test_dirty_l2_replay.py runs it with a smaller L2)"})
+              {"results": a.results, "bench": "row", "params": None,
+               "note": "model-only: no card run of this shape (tests/test_dirty_l2_replay.py runs it with a smaller L2)"})
         write_record(name, ptx, "k_row", src="dirty_l2.cu",
                      generator="microbench/make_dirty_l2_records.py",
                      what=f"ROW grid={g} cols={COLS} rows={rows} flags={fl} pre=clean: clocks[66b + k] = CTA b's clock "
@@ -38,7 +39,7 @@ def main():
                      compiler=nv, grid=(g, 1, 1), block=(128, 1, 1), shared_bytes=0,
                      buffers={"in": {"dtype": "float32", "shape": [rows, COLS], "init": {"normal": 1.0}},
                               "out": {"dtype": "float32", "shape": [rows, COLS], "init": "zeros"},
-                              "clocks": {"dtype": "uint64", "shape": [STRIDE * g], "init": "zeros"}},
+                              "clocks": {"dtype": "uint64", "shape": [STRIDE * g], "init": "poison"}},
                      params=[{"ptr": "in"}, {"ptr": "out"}, {"ptr": "clocks"}, {"u32": rows}, {"u32": COLS},
                              {"u32": fl}])
     print(f"wrote {len(CASES)} records")

@@ -131,6 +131,8 @@ class _View:
         self.log: list = []
         self._instrument(mem, tma, ctx.granularity != "gpc")
         mem.write_back_ratio = ctx.write_back_ratio
+        # a view stores about its SMs' share of the launch's sectors: its count, scaled, walks the launch's curve
+        mem.set_write_back_curve(ctx.write_back_curve, sum(len(v) for v in ctx.views) / max(1, len(self.sms)))
         self.sched = _ViewScheduler([(c, s) for c, s in ctx.first_wave if s in self.sms], eng)
         self.groups = BundleBuilder(ctx.trace, ctx.tables, ctx.bundle)
         trace = ctx.trace
@@ -523,7 +525,8 @@ def run_timing_partitioned(trace, spec, *, record=None, jobs: int = 1, max_cycle
     ctx = _Ctx(spec=spec, views=views, granularity=granularity, record=record, trace=trace, tables=tables, cfg=cfg, bundle=bundle, merge=merge,
                first_wave=first, core_cls=machine.sm_class, max_cycles=max_cycles,
                sm_mhz=float(spec.clocks.sm_mhz),
-               write_back_ratio=float(trace.write_back_ratio))
+               write_back_ratio=float(trace.write_back_ratio),
+               write_back_curve=getattr(trace, "write_back_curve", None))
     busy = sorted(range(len(views)), key=lambda v: (-len(views[v]), v))
     n_workers = min(jobs, len(views))
     owned = [[] for _ in range(n_workers)]

@@ -879,6 +879,7 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
         assignment = sample.assign(trace.n_ctas, cfg.n_sms, occ.ctas_per_sm)
         n_ctas_run = sum(len(v) for v in assignment.values())
         sample.scale_units(mem, cfg.n_sms)
+    mem.set_write_back_curve(getattr(trace, "write_back_curve", None), trace.n_ctas / max(1, n_ctas_run))
     sched = cta_cls.standalone(trace.n_ctas, cfg.n_sms, occ.ctas_per_sm,
                                     launch_latency_cycles=cfg.launch_latency, assignment=assignment)
     if sample is not None and hasattr(sample, "scheduler"):

@@ -50,7 +50,7 @@ __all__ = ["trace_key", "get", "put", "lock", "resolve_dir", "code_version", "cl
            "DEFAULT_MAX_DISK_BYTES", "DEFAULT_MAX_MEMORY_BYTES", "FORMAT"]
 
 #: on-disk format version (bump when the array layout changes)
-FORMAT = 1
+FORMAT = 2
 DEFAULT_MAX_DISK_BYTES = 4 << 30
 DEFAULT_MAX_MEMORY_BYTES = 512 << 20   # traces kept per process (a validate run of many launches stays small)
 _MEM_MAX_ENTRIES = 8
@@ -154,11 +154,17 @@ def _nbytes(trace) -> int:
 _BATCH_ARRAYS = ("ctas", "pc", "mask", "pay", "part", "active", "payload_arr")
 
 
+def _curve_meta(curve):
+    """The write-back curve (l2model.py ``write_back_curve``) as JSON: [stored sectors, [write-backs ...]]."""
+    return None if curve is None else [int(curve[0]), [float(v) for v in curve[1]]]
+
+
 def _to_arrays(trace) -> dict[str, np.ndarray]:
     meta = {"format": FORMAT, "grid": list(trace.grid), "block": list(trace.block),
             "dram_first_touch_bytes": int(trace.dram_first_touch_bytes),
             "dram_write_bytes": int(trace.dram_write_bytes),
             "write_back_ratio": float(getattr(trace, "write_back_ratio", 1.0)),
+            "write_back_curve": _curve_meta(getattr(trace, "write_back_curve", None)),
             "cluster": [int(c) for c in (getattr(trace, "cluster", None) or (1, 1, 1))],
             "l2_stats": getattr(trace, "l2_stats", None),
             "address_counts": getattr(trace, "address_counts", None),
@@ -193,6 +199,8 @@ def _from_arrays(z, program):
     t = KernelTrace(program, meta["grid"], meta["block"], batches, meta["dram_first_touch_bytes"],
                     dram_write_bytes=meta["dram_write_bytes"])
     t.write_back_ratio = float(meta["write_back_ratio"])
+    c = meta.get("write_back_curve")
+    t.write_back_curve = None if c is None else (int(c[0]), np.asarray(c[1], dtype=np.float64))
     t.cluster = tuple(meta.get("cluster") or (1, 1, 1))
     if meta.get("l2_stats") is not None:
         t.l2_stats = meta["l2_stats"]

@@ -209,6 +209,9 @@ def truncate_trace(trace, m: int, n: int | None = None):
     if n is not None and st:
         trace.write_back_ratio_prefix = getattr(trace, "write_back_ratio", 1.0)
         trace.write_back_ratio = full_write_back_ratio(st, int(n) / max(1, int(m)))
+        # the prefix's write-backs are charged at the whole grid's ratio, spread evenly (the prefix's own curve
+        # places them where a launch of m CTAs would have them)
+        trace.write_back_curve = None
     return trace
 
 

@@ -75,6 +75,10 @@ class StandinMemory:
     def atomic_perform(self, t, key, word, ops, same, is_float):
         return t        # no atomic units: performed on arrival
 
+    def set_write_back_curve(self, curve, scale=1.0):
+        # stores take no DRAM time here: when the write-backs happen does not matter; counted at the launch's ratio
+        self.write_back_curve = curve
+
     def _go(self, t, sm, l2_bytes, dram_bytes, write):
         start = max(float(t), self.sm_free[sm])
         self.sm_free[sm] = start + l2_bytes / self.sm_bpc

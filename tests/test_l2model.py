@@ -69,3 +69,29 @@ def test_reuse_after_capacity_is_a_miss():
     b = np.arange(n // 8, n)          # 3.5 MiB of new data evicts it
     l2[b] = True
     assert not l2[a].any()
+
+
+def test_write_back_curve_places_the_write_backs_after_the_l2_fills():
+    """A stream that reads and writes 4x the capacity (microbench/src/dirty_l2.cu ROW): nothing is written back while
+    reads and writes fill the L2 (the first ~capacity / 2 of stored sectors), then about one sector per sector
+    stored; the curve ends at the launch's write-back count and never decreases."""
+    cap = 8 * MIB
+    l2 = L2Residency(64 * MIB // 32 + 1, cap)
+    _stream(l2, 16, 16, steps=256)
+    stored, wb = l2.write_back_curve(points=64)
+    assert stored == 16 * MIB // 32
+    assert wb[-1] == l2.writeback_sectors > 0
+    assert (np.diff(wb) >= 0).all()
+    per = stored / 64
+    half = int((cap / 2 / 32) / per)                 # reads and writes share the L2: it is full at half its size
+    assert wb[half - 2] == 0
+    assert np.diff(wb)[half + 2:].mean() == pytest.approx(per, rel=0.05)
+
+
+def test_write_back_curve_is_none_without_stores_or_capacity():
+    l2 = L2Residency(1 << 16, 39321600)
+    l2[np.arange(100)] = True
+    assert l2.write_back_curve() is None
+    l2 = L2Residency(1 << 16, None)
+    _stream(l2, 1, 1)
+    assert l2.write_back_curve() is None

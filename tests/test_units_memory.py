@@ -231,3 +231,31 @@ def test_dram_latency_is_memory_clock_time():
     assert h100.hbm.latency_clock_mhz is None
     slow = MemorySystem(wg.load_arch("h100", overrides={"clocks.sm_mhz": 1000.0}))
     assert slow.dram_lat == h100.hbm.latency_cycles
+
+
+def test_write_back_curve_charges_the_write_backs_where_the_l2_spills():
+    """``set_write_back_curve``: stores while the L2 absorbs them cause no HBM writes, stores after it is full one
+    write-back sector per sector, the total is the curve's end; with no curve every store pays the launch's
+    uniform ratio; ``scale`` (a partition's or a sample's share) walks the curve as fast as the whole launch."""
+    s = spec("h200")
+    wb = [0.0] * 5 + [25.0, 50.0, 75.0, 100.0]        # 200 stored sectors in 8 steps: the L2 spills at 100
+    mem = MemorySystem(s)
+    mem.set_write_back_curve((200, wb))
+    for i in range(100):                              # 100 one-sector stores
+        mem.global_access(1000 * i, 0, "st", 1, 0, 1, 32)
+    assert mem.dram_write_bytes == 0
+    for i in range(100, 200):
+        mem.global_access(1000 * i, 0, "st", 1, 0, 1, 32)
+    assert mem.dram_write_bytes == pytest.approx(100 * 32)
+    mem.global_access(10**6, 0, "st", 4, 0, 1, 128)    # past the end of the launch's stores: nothing more
+    assert mem.dram_write_bytes == pytest.approx(100 * 32)
+    half = MemorySystem(s)
+    half.set_write_back_curve((200, wb), scale=2.0)   # sees every other store of the launch
+    for i in range(100):
+        half.global_access(1000 * i, 0, "st", 1, 0, 1, 32)
+    assert half.dram_write_bytes == pytest.approx(50 * 32)
+    flat = MemorySystem(s)
+    flat.write_back_ratio = 0.5
+    for i in range(100):
+        flat.global_access(1000 * i, 0, "st", 1, 0, 1, 32)
+    assert flat.dram_write_bytes == pytest.approx(50 * 32)

@@ -44,6 +44,8 @@ class L2Residency:
         self.dslot = np.zeros(max(1024, self.n + 1), dtype=np.int64)
         self.writeback_sectors = 0
         self.dirtied_sectors = 0             # sectors that turned dirty (a store into a clean or new sector)
+        self.stored_sectors = 0              # sectors written, each store counted (the timing pass's count)
+        self._wb_at = [(0, 0)]               # (stored_sectors, writeback_sectors) when write-backs moved
         self._swept = 0                      # slots below this have been swept into writeback_sectors
         self._evicted_dirty = []             # sectors written back and accessed again since (writeback_sector_ids)
         self.dirty_view = _DirtyView(self)
@@ -120,6 +122,10 @@ class L2Residency:
             lo, wb = self._swept, self.writeback_sectors
             self._advance(len(miss))
             if self.writeback_sectors > wb:
+                if self._wb_at[-1][0] == self.stored_sectors:
+                    self._wb_at[-1] = (self.stored_sectors, self.writeback_sectors)
+                else:
+                    self._wb_at.append((self.stored_sectors, self.writeback_sectors))
                 # the sweep may pass a dirty sector this access hits (its slot at the LRU edge): it is counted as
                 # written back, then refreshed (still dirty) below
                 h = s[res]
@@ -132,7 +138,9 @@ class L2Residency:
         self._move(s, self.clock)
 
     def mark_dirty(self, idx) -> None:
-        s = np.unique(self._idx(idx))
+        s = self._idx(idx)
+        self.stored_sectors += len(s)
+        s = np.unique(s)
         if len(s) == 0:
             return
         untouched = s[self.last[s] < 0]
@@ -153,6 +161,21 @@ class L2Residency:
         if self.C is None or not self.dirtied_sectors:
             return 1.0
         return self.writeback_sectors / self.dirtied_sectors
+
+    def write_back_curve(self, points: int = 256) -> tuple[int, np.ndarray] | None:
+        """When the launch's write-backs happen, against its stores: ``(stored, wb)`` with ``wb[j]`` the dirty sectors
+        written back by the time ``j * stored / points`` sectors had been stored (``points + 1`` values, float64,
+        ``wb[-1]`` = :attr:`writeback_sectors`). A streaming kernel writes nothing back until its reads and writes
+        have filled the L2, then one sector per sector it dirties (microbench/src/dirty_l2.cu: the per-row time of
+        a row stream that writes 98 MB steps up when ~50 MB have passed through the H100's L2). None when nothing
+        was stored or the capacity is unbounded."""
+        if self.C is None or not self.stored_sectors:
+            return None
+        at = np.asarray(self._wb_at + [(self.stored_sectors, self.writeback_sectors)], dtype=np.float64)
+        x = np.linspace(0.0, float(self.stored_sectors), points + 1)
+        # the write-backs counted at a store count: the last value reached there (a step, not an interpolation)
+        k = np.searchsorted(at[:, 0], x, side="right") - 1
+        return self.stored_sectors, at[np.maximum(k, 0), 1]
 
     def dram_write_bytes(self, sector_bytes: int = 32) -> int:
         """Write-back bytes of the launch: evicted dirty sectors (finite capacity), or every written sector

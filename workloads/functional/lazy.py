@@ -54,6 +54,7 @@ class LazyTrace:
         self.dram_first_touch_bytes = pre.dram_first_touch_bytes
         self.dram_write_bytes = pre.dram_write_bytes
         self.write_back_ratio = pre.write_back_ratio
+        self.write_back_curve = pre.write_back_curve
         self.cluster = tuple(ex.cluster)        # clusters: the timing pass places and connects whole clusters
         self.l2_stats = pre_stats
         self.address_counts = getattr(pre, "address_counts", None)   # of the pre-pass (the whole grid)
@@ -139,6 +140,7 @@ def lazy_trace(record, program=None, *, probe=None, max_lanes: int = 1 << 16, **
     pre = KernelTrace(ex0.program, ex0.grid, ex0.block, ex0.batches, ex0.dram_read_sectors * 32,
                       dram_write_bytes=ex0.touched.dram_write_bytes())
     pre.write_back_ratio = ex0.touched.write_back_ratio()
+    pre.write_back_curve = ex0.touched.write_back_curve()
     pre.address_counts = ex0.addr.result(ex0.touched) if ex0.addr is not None else None
     from .run import l2_stats
 

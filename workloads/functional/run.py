@@ -190,6 +190,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
         trace = KernelTrace(program, ex.grid, ex.block, ex.batches, ex.dram_read_sectors * 32,
                             dram_write_bytes=ex.touched.dram_write_bytes())
         trace.write_back_ratio = ex.touched.write_back_ratio()
+        trace.write_back_curve = ex.touched.write_back_curve()
         trace.l2_stats = l2_stats(ex.touched)
         trace.address_counts = ex.addr.result(ex.touched) if ex.addr is not None else None
         trace.cluster = ex.cluster          # clusters: the timing pass places and connects whole clusters

@@ -157,6 +157,8 @@ class KernelTrace:
         self.dram_write_bytes = int(dram_write_bytes)               # distinct 32-B sectors written x 32
         #: share of written sectors the L2 writes back to DRAM (l2model.py ``write_back_ratio``; run.py sets it)
         self.write_back_ratio = 1.0
+        #: when the write-backs happen against the stores (l2model.py ``write_back_curve``; None: spread evenly)
+        self.write_back_curve = None
         self._where = {}
         for bi, b in enumerate(batches):
             for k, c in enumerate(b.ctas):
