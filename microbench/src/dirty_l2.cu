@@ -1,8 +1,8 @@
 // Row streams that write what they read, and DRAM misses whose L2 victims are dirty (issue #15: the gallery's row
-// kernels run 18-34 % short in the model). H100 per-warp probes (results/h100_warp_probes_2026-12-07) show a
-// persistent softmax over 8192 rows of 3,000 fp32 taking ~3,200 cycles a row for its first ten rows and ~7,500 a row
-// after, once its 98 MB of output has filled the L2 with dirty lines. The model spreads the launch's write-backs
-// evenly over its stores (memory.py write_back_ratio) and charges them as DRAM bytes only.
+// kernels run 18-34 % short in the model; its persistent softmax over 8192 rows of 3,000 fp32 writes 98 MB from two
+// CTAs an SM). Does a row take longer once the output has filled the L2 and every store evicts a dirty line? The
+// model spread the launch's write-backs evenly over its stores (memory.py write_back_ratio) and charged them as DRAM
+// bytes only. (Comment corrected after the runs of 2026-12-07; the program is unchanged.)
 // A self-contained program; one text line per result (parsed by microbench/parse_dirty_l2.py).
 //   ROW grid=<G> cols=<C> rows=<R> flags=<F> pre=<P>: G CTAs of 128 threads walk rows r = b, b + G, ... < R of a
 //       row-major fp32 matrix (row stride C): each thread loads its <= 24 elements t, t + 128, ... (plain scalar
