@@ -39,7 +39,7 @@ _TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0,
                   "partition_window": (1, 1 << 20)}
 _TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto",), "partition": ("gpc", "cpc", "gpu")}
 _SASS_RANGE = (0, 1 << 16)
-_SASS_SWITCHES = ("guided", "control_stalls", "issue_order", "branches", "wgmma_serial")
+_SASS_SWITCHES = ("guided", "control_stalls", "issue_order", "branches", "wgmma_serial", "ex2_serial")
 
 
 def _int_knob(k: str, v, lo: int, hi: int) -> int:

@@ -237,6 +237,13 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
     T.xs = xs
     T.order = sass_issue_order(program, record, str(spec.sm.isa), sass_overrides)
     T.bper = branch_periods(program, record, str(spec.sm.isa), sass_overrides, guided)
+    if ex2_serial(program, record, str(spec.sm.isa), sass_overrides, T.ptx_cost_rule):
+        tok = T.nregs            # one more register: every non-ftz ex2 reads and writes it (ptxas's fix-up order)
+        T.nregs += 1
+        for i, rule in enumerate(T.ptx_cost_rule):
+            if rule == "ex2":
+                T.deps[i] = T.deps[i] + (tok,)
+                T.dsts[i] = tuple(T.dsts[i]) + (tok,)
     if wgmma_serial(program, record, str(spec.sm.isa), sass_overrides):
         T.wgtok = T.nregs        # one more register: every wgmma reads and writes it (SMCore: ptxas's DEPBAR)
         T.nregs += 1
@@ -262,6 +269,26 @@ def branch_periods(program, record, isa: str, overrides: dict | None, guided=Non
         _warn_branches(getattr(record, "name", "?"), why)
         return {}
     return got
+
+
+def ex2_serial(program, record, isa: str, overrides: dict | None, rules) -> bool:
+    """Whether the entry's non-ftz ``ex2.approx.f32`` run one after the other, each waiting for the one before it
+    (its token register: the MUFU result the fix-up squares), as ptxas built its SASS (workloads/sass.py
+    ``ex2_fixups_follow``: every expansion's fix-up right behind its MUFU, on the one free predicate; the gallery's
+    fp32 softmaxes; ``sass.ex2_serial=0`` ignores it). False for a program without a non-ftz ex2 (``rules``: the
+    instructions' issue-slot rules, ``"ex2"`` for one), and with a one-line warning when no SASS listing says."""
+    if not int((overrides or {}).get("ex2_serial", 1)) or record is None or "ex2" not in rules:
+        return False
+    from warpgraph.workloads.sass import record_ex2_serial
+
+    got, why = record_ex2_serial(record, isa)
+    if got is None:
+        _warn_once(("ex2_serial", why),
+                   f"{getattr(record, 'name', '?')}: no SASS listing says where ptxas put the fix-ups of the "
+                   f"non-ftz ex2 ({why}); they are taken as independent (install the 'triton' extra or a CUDA "
+                   f"toolkit's ptxas and nvdisasm)", stacklevel=4)
+        return False
+    return bool(got)
 
 
 def wgmma_serial(program, record, isa: str, overrides: dict | None) -> bool:

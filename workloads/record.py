@@ -342,6 +342,9 @@ class CompiledBlock(_Strict):
     #: whether ptxas serialised the entry's wgmma pipeline (workloads/sass.py ``wgmma_serialized``: each wgmma waits
     #: for the one before it; None: not written)
     sass_wgmma_serial: bool | None = None
+    #: whether ptxas put the fix-ups of the entry's non-ftz ex2 expansions right behind their MUFU (workloads/sass.py
+    #: ``ex2_fixups_follow``: the ex2s then run one MUFU latency apart per warp; None: not written)
+    sass_ex2_serial: bool | None = None
 
     @field_validator("sass_places")
     @classmethod

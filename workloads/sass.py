@@ -68,6 +68,7 @@ class SassInst:
     ctrl: int = -1                # control field: bits 41-63 of the encoding's high word (:func:`decode_control`);
                                   # -1 when the listing has no encodings
     arg: int | None = None        # ``WARPGROUP.DEPBAR.LE gsb0, N``: N (the wgmma ops it lets stay in flight)
+    operands: str = ""            # the operand text after the opcode (``R52, R73``)
 
 
 @dataclass(frozen=True)
@@ -184,14 +185,15 @@ def parse_nvdisasm(text: str, entry: str) -> list[SassInst]:
         if body.startswith("@"):
             guard, _, body = body.partition(" ")
             body = body.strip()
-        op = body.split(None, 1)[0] if body else ""
+        op, _, operands = body.partition(" ") if body else ("", "", "")
         t = _TARGET.search(body)
         d = _DEPBAR.match(body)
-        rows.append([addr, op, guard, line, t.group(1) if t else None, -1, int(d.group(1), 0) if d else None])
+        rows.append([addr, op, guard, line, t.group(1) if t else None, -1, int(d.group(1), 0) if d else None,
+                     operands.strip()])
     end = (rows[-1][0] + 16) if rows else 0
     for lb in pending:
         labels[lb] = end
-    return [SassInst(a, op, g, ln, labels.get(t) if t else None, c, x) for a, op, g, ln, t, c, x in rows]
+    return [SassInst(a, op, g, ln, labels.get(t) if t else None, c, x, o) for a, op, g, ln, t, c, x, o in rows]
 
 
 # ------------------------------------------------------------------------------------------------- tools
@@ -212,7 +214,7 @@ def _cache_dir() -> Path | None:
 @lru_cache(maxsize=64)
 def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str, tool: str
                  ) -> tuple[tuple[SassInst, ...], str]:
-    key = hashlib.sha256("\0".join(("sass/4", ptx_text, entry, isa, ptxas, nvdisasm, tool)).encode()
+    key = hashlib.sha256("\0".join(("sass/5", ptx_text, entry, isa, ptxas, nvdisasm, tool)).encode()
                          ).hexdigest()[:32]
     cdir = _cache_dir()
     cfile = cdir / f"{key}.json" if cdir else None
@@ -252,7 +254,7 @@ def _disassemble(ptx_text: str, entry: str, isa: str, ptxas: str, nvdisasm: str,
         try:
             from warpgraph.core.cache_dir import write_atomic
 
-            rows = [[s.addr, s.op, s.guard, s.line, s.target, s.ctrl, s.arg] for s in insts]
+            rows = [[s.addr, s.op, s.guard, s.line, s.target, s.ctrl, s.arg, s.operands] for s in insts]
             write_atomic(cfile, json.dumps({"sass": rows, "error": err, "tool": tool}))
         except OSError:
             pass
@@ -1012,6 +1014,39 @@ def wgmma_serialized(insts: tuple[SassInst, ...]) -> bool:
     return seen
 
 
+#: a fix-up this many SASS instructions or fewer after its MUFU.EX2 holds the warp for the MUFU's result: the
+#: warp issues in order, and a MUFU.EX2 result takes 17 cycles (microbench/src/alu_latency.cu, h200.yaml
+#: latencies.sfu) while a few instructions issue in as many cycles
+EX2_FIXUP_NEAR = 4
+
+
+def ex2_fixups_follow(insts: tuple[SassInst, ...]) -> bool | None:
+    """Whether ptxas put the fix-ups of the entry's non-ftz ``ex2.approx.f32`` right behind their MUFU: it expands
+    each as ``FSETP.GEU P, x, -126; @!P FMUL x, x, 0.5; MUFU.EX2 r, x; @!P FMUL r, r, r``, and when few predicates
+    are free (row kernels whose column masks hold the others: the gallery's softmaxes use P5 for all 32) the next
+    expansion's ``FSETP`` cannot be hoisted over this one's squaring, which must wait for the MUFU result; the
+    ex2s then run one MUFU latency apart per warp. With predicates to spare (swiglu, silu epilogues: six) the fix-up
+    sits 12-14 instructions later and the latency is hidden. True when the median distance is at most
+    :data:`EX2_FIXUP_NEAR`; None without a non-ftz ex2 (no ``@!P FMUL r, r, r`` after a ``MUFU.EX2 r``)."""
+    gaps = []
+    for k, si in enumerate(insts):
+        if si.op != "MUFU.EX2":
+            continue
+        r = si.operands.split(",", 1)[0].strip()
+        for j in range(k + 1, min(k + 33, len(insts))):
+            sj = insts[j]
+            if sj.target is not None:
+                break
+            if sj.op == "FMUL" and sj.guard.startswith("@!P") and \
+                    [x.strip() for x in sj.operands.split(",")] == [r, r, r]:
+                gaps.append(j - k)
+                break
+    if not gaps:
+        return None
+    gaps.sort()
+    return gaps[len(gaps) // 2] <= EX2_FIXUP_NEAR
+
+
 def listing_places(ptx_text: str, entry: str, program, isa: str, prefer: str) -> dict | None:
     """The SASS facts a record stores (``compiled.<isa>``), from a fresh listing of ``ptx_text``'s entry:
     ``sass_places`` (:func:`issue_positions`), ``sass_tool``, ``sass_branches`` (:func:`branch_periods`) and
@@ -1021,7 +1056,7 @@ def listing_places(ptx_text: str, entry: str, program, isa: str, prefer: str) ->
         return None
     return {"sass_places": encode_places(issue_positions(program, insts)), "sass_tool": tool,
             "sass_branches": encode_branches(attribute(program, insts, tool).branches or {}),
-            "sass_wgmma_serial": wgmma_serialized(insts)}
+            "sass_wgmma_serial": wgmma_serialized(insts), "sass_ex2_serial": bool(ex2_fixups_follow(insts))}
 
 
 def encode_branches(periods: dict) -> str:
@@ -1062,6 +1097,18 @@ def record_wgmma_serialized(record, isa: str = "sm_90a") -> tuple[bool | None, s
         return (None if insts is None else wgmma_serialized(insts)), tool
 
     return _stored_or_listed(record, isa, "sass_wgmma_serial", bool, lambda v: "is not a boolean", relist,
+                             empty_is_absent=False)
+
+
+def record_ex2_serial(record, isa: str = "sm_90a") -> tuple[bool | None, str]:
+    """:func:`ex2_fixups_follow` of ``record``'s entry (False without a non-ftz ex2): ``(serial, tool)`` or ``(None,
+    why not)``; the fact the record carries (``compiled.<isa>.sass_ex2_serial``, written by ``warpgraph compile
+    --write``) when it has it."""
+    def relist():
+        insts, tool = record_listing(record, isa)
+        return (None if insts is None else bool(ex2_fixups_follow(insts))), tool
+
+    return _stored_or_listed(record, isa, "sass_ex2_serial", bool, lambda v: "is not a boolean", relist,
                              empty_is_absent=False)
 
 
