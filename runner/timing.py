@@ -271,44 +271,44 @@ def branch_periods(program, record, isa: str, overrides: dict | None, guided=Non
     return got
 
 
+def _serial_fact(switch: str, lookup, record, isa: str, overrides: dict | None, what: str, otherwise: str) -> bool:
+    """A boolean SASS fact of ``record`` (``lookup(record, isa)`` -> ``(value, tool)``), False when ``sass.<switch>=0``,
+    without a record, or, with a one-line warning naming ``what`` and ``otherwise``, when no SASS listing says."""
+    if not int((overrides or {}).get(switch, 1)) or record is None:
+        return False
+    got, why = lookup(record, isa)
+    if got is None:
+        _warn_once((switch, why),
+                   f"{getattr(record, 'name', '?')}: no SASS listing says {what} ({why}); {otherwise} (install the "
+                   f"'triton' extra or a CUDA toolkit's ptxas and nvdisasm)", stacklevel=5)
+        return False
+    return bool(got)
+
+
 def ex2_serial(program, record, isa: str, overrides: dict | None, rules) -> bool:
     """Whether the entry's non-ftz ``ex2.approx.f32`` run one after the other, each waiting for the one before it
     (its token register: the MUFU result the fix-up squares), as ptxas built its SASS (workloads/sass.py
     ``ex2_fixups_follow``: every expansion's fix-up right behind its MUFU, on the one free predicate; the gallery's
     fp32 softmaxes; ``sass.ex2_serial=0`` ignores it). False for a program without a non-ftz ex2 (``rules``: the
     instructions' issue-slot rules, ``"ex2"`` for one), and with a one-line warning when no SASS listing says."""
-    if not int((overrides or {}).get("ex2_serial", 1)) or record is None or "ex2" not in rules:
+    if "ex2" not in rules:
         return False
     from warpgraph.workloads.sass import record_ex2_serial
 
-    got, why = record_ex2_serial(record, isa)
-    if got is None:
-        _warn_once(("ex2_serial", why),
-                   f"{getattr(record, 'name', '?')}: no SASS listing says where ptxas put the fix-ups of the "
-                   f"non-ftz ex2 ({why}); they are taken as independent (install the 'triton' extra or a CUDA "
-                   f"toolkit's ptxas and nvdisasm)", stacklevel=4)
-        return False
-    return bool(got)
+    return _serial_fact("ex2_serial", record_ex2_serial, record, isa, overrides,
+                        "where ptxas put the fix-ups of the non-ftz ex2", "they are taken as independent")
 
 
 def wgmma_serial(program, record, isa: str, overrides: dict | None) -> bool:
     """Whether each ``wgmma.mma_async`` of the entry waits for the warpgroup's earlier ones to complete, as ptxas
     built its SASS (workloads/sass.py ``wgmma_serialized``; ``sass.wgmma_serial=0`` ignores it). False for a
     program without wgmma, and with a one-line warning when no SASS listing says."""
-    if not int((overrides or {}).get("wgmma_serial", 1)) or record is None:
-        return False
     if not any(getattr(i.kind, "name", "") == "WGMMA" for i in program.instructions):
         return False
     from warpgraph.workloads.sass import record_wgmma_serialized
 
-    got, why = record_wgmma_serialized(record, isa)
-    if got is None:
-        _warn_once(("wgmma_serial", why),
-                   f"{getattr(record, 'name', '?')}: no SASS listing says whether ptxas serialised the wgmma "
-                   f"pipeline ({why}); every wgmma is taken as pipelined (install the 'triton' extra or a CUDA "
-                   f"toolkit's ptxas and nvdisasm)", stacklevel=4)
-        return False
-    return bool(got)
+    return _serial_fact("wgmma_serial", record_wgmma_serialized, record, isa, overrides,
+                        "whether ptxas serialised the wgmma pipeline", "every wgmma is taken as pipelined")
 
 
 def _warn_branches(name: str, why: str) -> None:

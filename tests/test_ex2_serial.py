@@ -14,18 +14,12 @@ import pytest
 import warpgraph as wg
 from warpgraph.workloads import sass as SS
 from warpgraph.workloads.record import load_record
+from _sass_listing import listing as _listing
 
 ROOT = Path(wg.__file__).parent
 RECORDS = ROOT / "workloads" / "records"
 needs_tools = pytest.mark.skipif(not SS.tools_available(), reason="no ptxas / nvdisasm (install the 'triton' extra)")
 
-_HEAD = ("//--------------------- .text.k                  --------------------------\n"
-         '\t.section\t.text.k,"ax",@progbits\nk:\n.text.k:\n')
-
-
-def _listing(*ops: str) -> tuple:
-    body = "".join(f"        /*{16 * k:04x}*/                   {op} ;\n" for k, op in enumerate(ops))
-    return tuple(SS.parse_nvdisasm(_HEAD + body + "//--------------------- .nv.info\n", "k"))
 
 
 def _expansion(k: int, pred: str, filler: int) -> list[str]:
@@ -83,3 +77,17 @@ def test_serial_ex2s_take_longer_and_the_switch_turns_it_off(tmp_path):
     c_sw = wg.simulate(on, "h200", overrides=mhz + ["sass.ex2_serial=0"]).metrics["cycles"]
     assert c_on > 1.01 * c_off
     assert c_sw == c_off
+
+
+def test_without_a_listing_the_ex2s_are_independent_with_a_warning(monkeypatch):
+    """A record without the fact and no ptxas / nvdisasm: independent ex2s, said once in a warning."""
+    from warpgraph.runner import timing
+    from warpgraph.workloads import sass
+
+    monkeypatch.setattr(sass, "record_ex2_serial", lambda rec, isa: (None, "no ptxas"))
+    monkeypatch.setattr(timing, "_WARNED", set())
+    rec = load_record(RECORDS / "h200_gallery" / "softmax_r64_c300_full")
+    with pytest.warns(UserWarning, match="fix-ups of the non-ftz ex2 .no ptxas.; they are taken as independent"):
+        assert timing.ex2_serial(rec.program(), rec, "sm_90a", None, ("ex2",)) is False
+    assert timing.ex2_serial(rec.program(), rec, "sm_90a", None, ("add",)) is False    # no non-ftz ex2: not asked
+    assert timing.ex2_serial(rec.program(), rec, "sm_90a", {"ex2_serial": 0}, ("ex2",)) is False

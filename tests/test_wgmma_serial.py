@@ -13,19 +13,13 @@ import pytest
 import warpgraph as wg
 from warpgraph.workloads import sass as SS
 from warpgraph.workloads.record import load_record
+from _sass_listing import listing as _listing
 
 ROOT = Path(wg.__file__).parent
 RECORDS = ROOT / "workloads" / "records"
 MB = ROOT / "workloads" / "microbench"
 needs_tools = pytest.mark.skipif(not SS.tools_available(), reason="no ptxas / nvdisasm (install the 'triton' extra)")
 
-_HEAD = ("//--------------------- .text.k                  --------------------------\n"
-         '\t.section\t.text.k,"ax",@progbits\nk:\n.text.k:\n')
-
-
-def _listing(*ops: str) -> tuple:
-    body = "".join(f"        /*{16 * k:04x}*/                   {op} ;\n" for k, op in enumerate(ops))
-    return tuple(SS.parse_nvdisasm(_HEAD + body + "//--------------------- .nv.info\n", "k"))
 
 
 def test_depbar_count_is_parsed():
