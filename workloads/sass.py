@@ -1089,27 +1089,27 @@ def record_branch_periods(record, program, isa: str = "sm_90a") -> tuple[dict | 
                              lambda text: "does not fit this PTX", relist, empty_is_absent=False)
 
 
+def _record_bool_fact(record, isa: str, field: str, fact) -> tuple[bool | None, str]:
+    """A boolean SASS fact of ``record``'s entry: ``compiled.<isa>.<field>`` when the record carries it (``warpgraph
+    compile --write``), else ``bool(fact(listing))`` of a fresh listing; ``(value, tool)`` or ``(None, why not)``."""
+    def relist():
+        insts, tool = record_listing(record, isa)
+        return (None if insts is None else bool(fact(insts))), tool
+
+    return _stored_or_listed(record, isa, field, bool, lambda v: "is not a boolean", relist, empty_is_absent=False)
+
+
 def record_wgmma_serialized(record, isa: str = "sm_90a") -> tuple[bool | None, str]:
     """:func:`wgmma_serialized` of ``record``'s entry: ``(serialized, tool)`` or ``(None, why not)``; the fact the
     record carries (``compiled.<isa>.sass_wgmma_serial``, written by ``warpgraph compile --write``) when it has it."""
-    def relist():
-        insts, tool = record_listing(record, isa)
-        return (None if insts is None else wgmma_serialized(insts)), tool
-
-    return _stored_or_listed(record, isa, "sass_wgmma_serial", bool, lambda v: "is not a boolean", relist,
-                             empty_is_absent=False)
+    return _record_bool_fact(record, isa, "sass_wgmma_serial", wgmma_serialized)
 
 
 def record_ex2_serial(record, isa: str = "sm_90a") -> tuple[bool | None, str]:
     """:func:`ex2_fixups_follow` of ``record``'s entry (False without a non-ftz ex2): ``(serial, tool)`` or ``(None,
     why not)``; the fact the record carries (``compiled.<isa>.sass_ex2_serial``, written by ``warpgraph compile
     --write``) when it has it."""
-    def relist():
-        insts, tool = record_listing(record, isa)
-        return (None if insts is None else bool(ex2_fixups_follow(insts))), tool
-
-    return _stored_or_listed(record, isa, "sass_ex2_serial", bool, lambda v: "is not a boolean", relist,
-                             empty_is_absent=False)
+    return _record_bool_fact(record, isa, "sass_ex2_serial", ex2_fixups_follow)
 
 
 def encode_places(places: list) -> str:
