@@ -15,6 +15,7 @@ Words are identified by a 24-bit hash of their address (payload a1 bits 32-55, w
 """
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_left, bisect_right
 from collections import deque
 
@@ -34,12 +35,18 @@ class LockTable:
         self.handoffs = 0
         self.wait_cycles = 0.0
 
-    def acquire(self, key: int, cta: int, t: float, grant) -> float | None:
+    def acquire(self, key: int, cta: int, t: float, grant, spin: tuple | None = None) -> float | None:
         """A taking ``atom.cas`` of ``cta`` reaching the L2 at ``t``: its perform time, or None when another CTA
-        holds the word (``grant(perform_time)`` is called at the release)."""
+        holds the word (``grant(perform_time)`` is called at the release). ``spin`` = (units, line, word, back):
+        the waiter keeps retrying on its line's atomic units while it waits (:meth:`AtomicUnits.park`; ``back``
+        = the way from its SM to the slice, units keep departure times)."""
         h = self.holder.get(key)
         if h is not None and h != cta:
-            self.waiters.setdefault(key, deque()).append((t, cta, grant))
+            tok = None
+            if spin is not None:
+                units, line, word, back, lo, wo = spin
+                tok = units.park(t - back + self.period, line, word, self.period, lo, wo)
+            self.waiters.setdefault(key, deque()).append((t, cta, grant, tok, spin))
             return None
         self.holder[key] = cta
         f = self.free_at.get(key)
@@ -55,7 +62,8 @@ class LockTable:
             self.release(key, cta, t)
 
     def release(self, key: int, cta: int, t: float) -> None:
-        """``cta``'s write of a word it holds, performed at ``t``: the next waiter takes it."""
+        """``cta``'s write of a word it holds, performed at ``t``: the next waiter takes it, with its next attempt
+        (which, when it spins on the atomic units, waits there behind the other waiters' attempts)."""
         if self.holder.get(key) != cta:
             return
         q = self.waiters.get(key)
@@ -63,10 +71,31 @@ class LockTable:
             del self.holder[key]
             self.free_at[key] = t
             return
-        arr, nxt, grant = q.popleft()
-        g = t + self.period / (len(q) + 2)        # waiters at the release: the one served and len(q) others
-        if arr > g:
-            g = arr
+        if q[0][4] is not None:
+            # spinning waiters: the first attempt on the line's units after the release takes the word (attempts
+            # may be booked ahead of the release: requests reach the units out of time order)
+            units, back = q[0][4][0], q[0][4][3]
+            td = t - back
+            j = min(range(len(q)), key=lambda i: units.first_attempt(q[i][3], td))
+            arr, nxt, grant, tok, spin = q[j]
+            del q[j]
+            units, line, word, back, lo, wo = spin
+            s = units.first_attempt(tok, td)
+            booked = s < units.next_dep[tok]
+            units.unpark(tok)
+            u = td + self.period / (len(q) + 2)      # uniformly phased retries (as without spinning)
+            if u < s:
+                s = units.perform(u, line, word, lo, wo)
+            elif not booked:
+                s = units.perform(s, line, word, lo, wo)
+            g = s + back
+            if g < t:
+                g = t
+        else:
+            arr, nxt, grant, tok, spin = q.popleft()
+            g = t + self.period / (len(q) + 2)        # waiters at the release: the one served and len(q) others
+            if arr > g:
+                g = arr
         self.holder[key] = nxt
         self.handoffs += 1
         self.wait_cycles += g - arr
@@ -137,8 +166,71 @@ class AtomicUnits:
         self.words: dict[int, BusyCalendar] = {}
         self.queue_cycles = 0.0
         self.line_min, self.word_min = line_min, word_min    # each unit's least occupancy of a request
+        # spinning lock waiters (LockTable): per line a heap of (next departure, token, word, period); live tokens
+        self.spinners: dict[int, list] = {}
+        self.live: set[int] = set()
+        self.next_dep: dict[int, float] = {}     # token -> its next attempt's departure
+        self.starts: dict[int, list] = {}        # token -> the starts of its booked attempts (increasing)
+        self.spin_requests = 0
+        self._tok = 0
+
+    def park(self, t: float, line: int, word: int, period: float, line_occ: float, word_occ: float) -> int:
+        """A lock waiter that retries a one-lane ``atom.cas`` on ``word`` of ``line`` every ``period`` cycles from
+        ``t`` on (departure times), until :meth:`unpark`. Its attempts are booked on the units lazily, when a request
+        reaches the line (:meth:`perform`), so they delay the release and the other requests behind them."""
+        self._tok += 1
+        tok = self._tok
+        self.live.add(tok)
+        self.next_dep[tok] = t
+        heapq.heappush(self.spinners.setdefault(line, []), (t, tok, word, period, line_occ, word_occ))
+        return tok
+
+    def unpark(self, tok) -> None:
+        self.live.discard(tok)
+        self.next_dep.pop(tok, None)
+        self.starts.pop(tok, None)
+
+    def first_attempt(self, tok: int, t: float) -> float:
+        """The start of waiter ``tok``'s first attempt at or after ``t``: a booked one, or its next departure."""
+        st = self.starts.get(tok)
+        if st:
+            i = bisect_left(st, t)
+            if i < len(st):
+                v = st[i]
+                if i > 64:
+                    del st[:i]
+                return v
+        return self.next_dep[tok]
+
+    def _spin(self, line: int, t: float) -> None:
+        """Book the attempts of ``line``'s spinning waiters that leave their SMs before ``t`` (each holding the units
+        as its parked request did); a waiter's next attempt leaves ``period`` after its last started."""
+        h = self.spinners[line]
+        live = self.live
+        while h and h[0][0] < t:
+            ts, tok, word, period, lo, wo = heapq.heappop(h)
+            if tok not in live:
+                continue
+            s = self._book(ts, line, word, lo, wo)
+            self.spin_requests += 1
+            self.next_dep[tok] = s + period
+            st = self.starts.get(tok)
+            if st is None:
+                self.starts[tok] = [s]
+            else:
+                st.append(s)
+            heapq.heappush(h, (s + period, tok, word, period, lo, wo))
+        if not h:
+            del self.spinners[line]
 
     def perform(self, t: float, line: int, word: int, line_occ: float, word_occ: float) -> float:
+        if line in self.spinners:
+            self._spin(line, t)
+        s = self._book(t, line, word, line_occ, word_occ)
+        self.queue_cycles += s - t
+        return s
+
+    def _book(self, t: float, line: int, word: int, line_occ: float, word_occ: float) -> float:
         lc = self.lines.get(line)
         if lc is None:
             lc = self.lines[line] = BusyCalendar(self.line_min)
@@ -154,5 +246,4 @@ class AtomicUnits:
                 break
         lc.book(s, line_occ)
         wc.book(s, word_occ)
-        self.queue_cycles += s - t
         return s

@@ -229,6 +229,9 @@ class MemorySystem:
         # per line and per word: busy calendars (components/atomics.py), with each unit's least occupancy of a request
         wmin = min(self.atom_word_int, self.atom_word_float)
         self.atom_units = AtomicUnits(self.atom_line_req, wmin if wmin > 0 else 0.0)
+        self.atom_line_req_ordered = float(l2s.atomic_line_request_ordered_cycles) or self.atom_line_req
+        # spin-lock waiters retry on their line's units while they wait (components/atomics.py AtomicUnits.park)
+        self.lock_spin = self.locks is not None and bool(l2s.lock_waiters_spin)
         # line key -> [merge window end, done, mergeable bytes, reads] (cp.async; scope "fill"), or
         # line key * 256 + gpc -> [window end, done, bytes, reads] (open lookups; scopes "gpc" / "gpu") and
         # line key * 256 + 255 -> [done, done, DRAM bytes, 1] (outstanding DRAM fills, for hit-on-miss)
@@ -711,7 +714,8 @@ class MemorySystem:
         return _ceil(self._l2(t, sm, l2_bytes, dram_bytes, lines, write, t_end, self.tma_l2_lat))
 
     # ------------------------------------------------------------------------------------------------
-    def atomic_perform(self, t: float, key: int, word: int, ops: int, same: int, is_float: bool) -> float:
+    def atomic_perform(self, t: float, key: int, word: int, ops: int, same: int, is_float: bool,
+                       ordered: bool = False) -> float:
         """When the L2 takes an atomic request that left its SM at ``t``: the unit of its 128-B line (``key``:
         memops._line_key) serves one request at a time for ``ops * l2.atomic_line_lane_cycles`` (the lane-operations
         on its busiest line, ~0.15 cycles each, and at least ``l2.atomic_line_request_cycles``: microbench
@@ -722,15 +726,20 @@ class MemorySystem:
         of a line (lock words, per-CTA counters) queue only for the line's share. The units keep busy calendars in
         departure time (components/atomics.py ``AtomicUnits``: departures reach them out of order, after each
         atomic's fence); the caller adds the way to the slice; a request's other lines are served by their own
-        units alongside. Units that are 0 in the spec: ``t``."""
-        cw = self.atom_word_float if is_float else self.atom_word_int
-        ol = ops * self.atom_line_lane
-        if ops and ol < self.atom_line_req:
-            ol = self.atom_line_req
-        ow = same * cw
+        units alongside. Units that are 0 in the spec: ``t``. An ``ordered`` (.release / .acquire / .acq_rel) request
+        holds its line at least ``l2.atomic_line_request_ordered_cycles`` (lock_lines CLN acq_rel: ~1.6 cycles)."""
+        ol, ow = self.atomic_occupancy(ops, same, is_float, ordered)
         if (ol <= 0 and ow <= 0) or not key:
             return t
         return self.atom_units.perform(t, key, word, ol, ow)
+
+    def atomic_occupancy(self, ops: int, same: int, is_float: bool, ordered: bool = False) -> tuple[float, float]:
+        """Cycles an atomic request holds its line's unit and its busiest word's unit (:meth:`atomic_perform`)."""
+        ol = ops * self.atom_line_lane
+        least = self.atom_line_req_ordered if ordered else self.atom_line_req
+        if ops and ol < least:
+            ol = least
+        return ol, same * (self.atom_word_float if is_float else self.atom_word_int)
 
     def stats(self) -> dict:
         S = self.slices_per_part

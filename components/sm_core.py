@@ -1457,7 +1457,8 @@ class SMCore:
             # room (components/atomics.py AtomicUnits: busy calendars kept in departure time, which reaches them
             # out of order after the fences; the way to the slice is the same for all)
             back = (done - t0) * 0.5
-            late = mem.atomic_perform(t0, (a2 >> 40) & _KEY24, (a3h >> 26) & 31, ops, same, is_float) - t0
+            ordered = release or acquire
+            late = mem.atomic_perform(t0, (a2 >> 40) & _KEY24, (a3h >> 26) & 31, ops, same, is_float, ordered) - t0
             perf = t0 + back + late
             if late:
                 done = int(done + late)
@@ -1475,7 +1476,11 @@ class SMCore:
                 key = hi & KEY_MASK
                 if hi & ACQUIRE:
                     late = done - perf            # perform -> result in registers
-                    g = locks.acquire(key, W.cta, perf, lambda c, W=W, b=late: self._lock_grant(W, c + b))
+                    spin = None
+                    if mem.lock_spin:         # the waiter keeps retrying on its line's atomic units
+                        spin = (mem.atom_units, (a2 >> 40) & _KEY24, (a3h >> 26) & 31, back,
+                                *mem.atomic_occupancy(ops, same, is_float, ordered))
+                    g = locks.acquire(key, W.cta, perf, lambda c, W=W, b=late: self._lock_grant(W, c + b), spin)
                     if g is None:             # another CTA holds it: the result (and the warp) waits
                         W.wait_dsts = dsts
                         done = INF

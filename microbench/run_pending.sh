@@ -9,7 +9,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:?outdir}
 shift
-NAMES=${*:-branch_fwd tma_tile l2_pairs_ca uniform_chain l2_tma_pairs dirty_l2}
+NAMES=${*:-atomic_units branch_fwd tma_tile l2_pairs_ca uniform_chain l2_tma_pairs dirty_l2}
 mkdir -p "$OUT"
 for n in $NAMES; do
   echo "== $n $(date -u +%H:%M:%S)"

@@ -71,6 +71,8 @@ def lock(G: int, n: int, cs: int, tmp: str, period=None) -> float:
     ov = dict(MHZ)
     if period is not None:
         ov["l2.lock_retry_period_cycles"] = period
+        if not period:
+            ov["l2.lock_waiters_spin"] = False       # no lock table: nobody waits
     r = A.lock_record(Path(tmp) / f"lock_{G}_{n}_{cs}_{period}", G, n, cs)
     return float(simulate(r, "h200", want_outputs=True, overrides=ov).outputs["cyc"].max()) / (G * n)
 

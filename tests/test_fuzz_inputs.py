@@ -4,6 +4,7 @@ Every input must end in a correct run or a located :class:`UserError` (through t
 ``error:`` line and no traceback); anything else (a raw exception, a hang past the budgets) fails. Hypothesis
 runs derandomized (the same examples on every run, no example database) with a bounded number of examples:
 1,320 inputs through the loaders and 250 through ``warpgraph run`` in-process, well under a minute."""
+import functools
 import json
 import resource
 
@@ -30,6 +31,25 @@ def outcome(kind: str, ok: bool) -> None:
 def fuzz(n):
     return settings(max_examples=n, deadline=None, derandomize=True, database=None, print_blob=True,
                     suppress_health_check=list(HealthCheck))
+
+
+def counted(kind: str, least: int, outcomes: bool = True):
+    """After a fuzz test's examples: it tried at least ``least`` of them, its mutations reached both outcomes (not
+    all rejected early: >= 5 accepted, >= 10 refused) and the process stayed under 2 GiB. Each test checks its own
+    counts, whichever test-runner process it ran in."""
+    def deco(f):
+        @functools.wraps(f)
+        def run(*a, **kw):
+            before = {k: COUNTS.get(k, 0) for k in (kind, f"{kind}_ok", f"{kind}_error")}
+            f(*a, **kw)
+            got = {k: COUNTS.get(k, 0) - v for k, v in before.items()}
+            print("fuzz counts:", got)
+            assert got[kind] >= least, got
+            if outcomes:
+                assert got[f"{kind}_ok"] >= 5 and got[f"{kind}_error"] >= 10, got
+            assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 2 * 1024 * 1024  # KiB: < 2 GiB
+        return run
+    return deco
 
 
 def located(e: UserError) -> None:
@@ -112,6 +132,7 @@ SANE = ["2", "4", "8", "16", "32", "64", "1500.0", "0.5", "[0, 8, 16]"]
 NO_BYTES = st.just([])
 
 
+@counted("yaml", 300)
 @fuzz(400)
 @given(sets=st.lists(st.tuples(st.sampled_from(YAML_KEYS), st.sampled_from(HOSTILE_SCALARS) | st.sampled_from(SANE)),
                      max_size=3),
@@ -131,6 +152,7 @@ def test_fuzz_yaml_specs(tmp_path_factory, sets, ops):
     assert spec.sm.count <= 1024 and spec.clocks.sm_mhz < float("inf")
 
 
+@counted("override", 100, outcomes=False)
 @fuzz(120)
 @given(overrides=st.lists(st.tuples(st.sampled_from(YAML_KEYS),
                                     st.sampled_from(HOSTILE_SCALARS) | st.sampled_from(SANE)), min_size=1, max_size=2))
@@ -183,6 +205,7 @@ def base_record():
     return _H.record(BODY).to_json_dict()
 
 
+@counted("record", 300)
 @fuzz(400)
 @given(sets=st.lists(st.tuples(st.sampled_from(REC_PATHS), st.sampled_from(REC_VALUES) | st.sampled_from(VALID)),
                      max_size=2),
@@ -240,6 +263,7 @@ def token_mutate(text: str, ops) -> str:
     return " ".join(toks)
 
 
+@counted("ptx", 300)
 @fuzz(400)
 @given(body=st.sampled_from(PTX_BODIES), tok_ops=st.one_of(NO_BYTES, BYTE_OPS),
        ops=st.one_of(NO_BYTES, NO_BYTES, NO_BYTES, BYTE_OPS),
@@ -271,6 +295,7 @@ SETS = ["timing.window=-5", "timing.window=8", "timing.n_sms=abc", "timing.n_sms
         "tma.admission_depth=4", "nonsense", "=3", "timing.=1", "sass.=2", "a..b=1"]
 
 
+@counted("cli", 200)
 @fuzz(250)
 @given(kind=st.sampled_from(["record", "ptx", "set", "set", "arch"]), sets=st.lists(st.sampled_from(SETS), max_size=2),
        ysets=st.lists(st.tuples(st.sampled_from(YAML_KEYS), st.sampled_from(HOSTILE_SCALARS) | st.sampled_from(SANE)),
@@ -307,15 +332,3 @@ def test_fuzz_cli_run(tmp_path_factory, kind, sets, ysets, rsets, tok_ops, body,
         assert "error" in err.lower() or "usage" in err.lower(), err
     else:
         assert json.loads(out)["metrics"]
-
-
-def test_fuzz_counts_and_memory():
-    """Runs after the fuzz tests above (file order): the example counts and the process's peak memory."""
-    total = sum(COUNTS.get(k, 0) for k in ("yaml", "override", "record", "ptx"))
-    if not COUNTS:
-        pytest.skip("run with the fuzz tests")
-    print("fuzz counts:", COUNTS)
-    assert total >= 1000 and COUNTS.get("cli", 0) >= 200, COUNTS
-    for k in ("yaml", "record", "ptx", "cli"):      # the mutations reach both outcomes (not all rejected early)
-        assert COUNTS.get(f"{k}_ok", 0) >= 5 and COUNTS.get(f"{k}_error", 0) >= 10, COUNTS
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 2 * 1024 * 1024  # KiB: < 2 GiB

@@ -419,6 +419,13 @@ class L2Spec(Section):
     atomic_line_request_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the L2 line unit: the least "
                                               "cycles one atomic request holds it, whatever its lanes (a one-lane "
                                               "request costs this, not its lane share; 0: the lane share alone)")
+    atomic_line_request_ordered_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the same for a "
+                                                      ".release / .acquire / .acq_rel atomic (0: "
+                                                      "atomic_line_request_cycles)")
+    lock_waiters_spin: bool = Field(False, description="spin-lock waiters keep retrying their atom.cas on the lock "
+                                    "word's line units every lock_retry_period_cycles while they wait, delaying "
+                                    "the release and the other atomics on that line (false: a waiter is parked "
+                                    "and puts no load on the line); needs lock_retry_period_cycles > 0")
 
     @field_validator("hash")
     @classmethod
@@ -439,6 +446,9 @@ class L2Spec(Section):
             raise ValueError("far_latency_cycles < near_latency_cycles")
         if self.line_bytes % self.sector_bytes:
             raise ValueError("line_bytes not a multiple of sector_bytes")
+        if self.lock_waiters_spin and not self.lock_retry_period_cycles:
+            raise ValueError("lock_waiters_spin needs lock_retry_period_cycles > 0 (waiters retry that often); "
+                             "with locks not modelled it would be ignored")
         return self
 
 

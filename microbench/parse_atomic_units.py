@@ -1,0 +1,21 @@
+"""Parse microbench/src/atomic_units.cu's output into a ``warpgraph-microbench/1`` document: AUN lines (one-lane
+failing cas from one-warp CTAs on `lines` lines `stride` bytes apart; per case the mean over the launches of the
+longest CTA's cycles and the requests per cycle).
+usage: python3 microbench/parse_atomic_units.py OUTDIR [OUT.json]"""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from standalone_results import mean_over_reps, write  # noqa: E402
+
+AUN_IDENT = ("acqrel", "G", "lines", "stride", "K")
+AUN_STATS = {"cycles": "cycles", "req_per_cycle": "req_per_cycle"}
+
+
+def parse(text: str) -> dict:
+    return {"schema": "warpgraph-microbench/1",
+            "results": mean_over_reps(text, "AUN", AUN_IDENT, AUN_STATS, "atomic_units", "cycles", reps_beside=True)}
+
+
+if __name__ == "__main__":
+    write(sys.argv, "atomic_units", parse)

@@ -1,0 +1,82 @@
+// Which lines share an L2 atomic unit (run_atomic_units.sh; parse_atomic_units.py). Written 2026-12-07 for the
+// spin-lock model (components/atomics.py AtomicUnits.park): 4,096 CTAs spinning on 32 lock words in each of two
+// adjacent lines (lock_lines LKL locks=64 stride=1) wait as long per hand-off as 8 lock words in one line do, while
+// 256 lock words in 8 adjacent lines wait no longer than one lock per line: do two adjacent 128-B lines share the
+// unit that serves one-lane atomics (~1.4 cycles a request, lock_lines CLN), and how far apart must lines be to be
+// served apart?
+//  AUN  G CTAs of one warp; lane 0 issues K independent one-lane atom.global.cas.b32 that always fail (compare
+//       value never stored), relaxed (acqrel=0) or Triton's atom.global.acq_rel.gpu.cas (acqrel=1), on word
+//       ((b / lines) % 32) of line (b % lines), the lines `stride` bytes apart; cycles = the longest CTA's
+//       %clock64 span; req_per_cycle = G * K / cycles. One line at 1.39 cycles a request: lines served apart
+//       divide the time by their number, lines sharing a unit do not.
+#include <cstdio>
+#include <vector>
+#include <algorithm>
+#include <cuda_runtime.h>
+#include "check.cuh"
+#include "host.cuh"
+
+template <int ACQREL>
+__global__ void cas_lines(unsigned* base, int lines, int stride_words, int k, long long* cyc, unsigned* sink) {
+  const int b = blockIdx.x;
+  unsigned* a = base + (size_t)(b % lines) * stride_words + ((b / lines) % 32);
+  unsigned acc = 0;
+  __syncwarp();
+  long long t0 = clock64();
+  if ((threadIdx.x & 31) == 0) {
+    for (int j = 0; j < k; ++j) {
+      unsigned v;
+      if (ACQREL)
+        asm volatile("atom.global.acq_rel.gpu.cas.b32 %0, [%1], %2, 7;" : "=r"(v) : "l"(a), "r"(0xFFFFFFFFu) : "memory");
+      else
+        asm volatile("atom.global.gpu.relaxed.cas.b32 %0, [%1], %2, 7;" : "=r"(v) : "l"(a), "r"(0xFFFFFFFFu) : "memory");
+      acc += v;
+    }
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+  }
+  __syncwarp();
+  long long t1 = clock64();
+  if (threadIdx.x == 0) cyc[b] = t1 - t0;
+  if (acc == 0x9e3779b9u) sink[0] = acc;
+}
+
+static unsigned* d_buf;
+static long long* d_cyc;
+static unsigned* d_sink;
+
+template <int ACQREL>
+static void aun(int G, int lines, int stride, int k) {
+  for (int rep = 0; rep < 3; ++rep) {
+    cas_lines<ACQREL><<<G, 32>>>(d_buf, lines, stride / 4, k, d_cyc, d_sink);
+    CK(cudaDeviceSynchronize());
+    std::vector<long long> h(G);
+    CK(cudaMemcpy(h.data(), d_cyc, G * sizeof(long long), cudaMemcpyDeviceToHost));
+    const double c = (double)*std::max_element(h.begin(), h.end());
+    printf("AUN acqrel=%d G=%d lines=%d stride=%d K=%d rep=%d cycles=%.0f req_per_cycle=%.4f\n", ACQREL, G, lines,
+           stride, k, rep, c, (double)G * k / c);
+  }
+}
+
+int main() {
+  cudaDeviceProp p;
+  CK(cudaGetDeviceProperties(&p, 0));
+  printf("DEV name=%s sms=%d cc=%d.%d\n", p.name, p.multiProcessorCount, p.major, p.minor);
+  const int S = p.multiProcessorCount;
+  CK(cudaMalloc(&d_buf, 16 << 20));
+  CK(cudaMemset(d_buf, 0, 16 << 20));
+  CK(cudaMalloc(&d_cyc, 1 << 20));
+  CK(cudaMalloc(&d_sink, 64));
+  aun<0>(S, 1, 128, 64);   // warm-up (not parsed apart: same keys as below are averaged, so run it once more)
+  for (int stride : {128, 256, 512, 1024, 2048, 4096, 65536})
+    for (int lines : {1, 2, 4, 8}) {
+      if (lines == 1 && stride != 128) continue;
+      aun<0>(8 * S, lines, stride, 64);
+    }
+  for (int stride : {128, 256, 4096})
+    for (int lines : {1, 2}) {
+      if (lines == 1 && stride != 128) continue;
+      aun<1>(8 * S, lines, stride, 16);
+    }
+  printf("DONE\n");
+  return 0;
+}
