@@ -408,10 +408,39 @@ def atomics(R: Results, out: dict) -> None:
                          integer=False, digits=3)
 
 
+def lock_lines(R: Results, out: dict) -> None:
+    """The L2 line unit's least occupancy of a request from microbench/src/lock_lines.cu (parse_lock_lines.py:
+    ``cas_line`` rows; one-lane atom.cas that always fail, from 1,056 one-warp CTAs on one line): ``l2.
+    atomic_line_request_cycles`` = cycles / requests of the relaxed cas on 32 words (K = 64 each);
+    ``atomic_line_request_ordered_cycles`` = (the median launch of the acq_rel cas on 32 words and on one word,
+    K = 16, less one uncontended acq_rel cas, ``lock_retry_period_cycles``) / requests."""
+    rel = R.find("cas_line", acqrel=0, G=1056, words=32)
+    ordd = R.find("cas_line", acqrel=1, G=1056)
+    if not rel or not ordd:
+        raise MissingResult("no lock_lines.cu CLN results with 1,056 CTAs (microbench/parse_lock_lines.py)")
+    if "lock_retry" not in out:
+        raise MissingResult("one uncontended acq_rel cas (atomics.cu LAT cas_acqrel) that the ordered time is net of")
+    r = rel[0]
+    n = r["params"]["G"] * r["params"]["K"]
+    per = [c / n for c in (r.get("reps") or [r["stats"]["cycles"]])]
+    out["atomic_line_request"] = _p(("l2", "atomic_line_request_cycles"), r["stats"]["cycles"] / n, "cas_line",
+                                    r["file"], f"relaxed one-lane cas, 1,056 CTAs x {r['params']['K']} on 32 words "
+                                    "of one line: cycles per request", noise=_spread(per), integer=False, digits=3)
+    reps = [c for x in ordd for c in (x.get("reps") or [x["stats"]["cycles"]])]
+    n = ordd[0]["params"]["G"] * ordd[0]["params"]["K"]
+    lead = out["lock_retry"].value
+    out["atomic_line_request_ordered"] = _p(
+        ("l2", "atomic_line_request_ordered_cycles"), (st.median(reps) - lead) / n, "cas_line", ordd[0]["file"],
+        f"acq_rel one-lane cas, 1,056 CTAs x {ordd[0]['params']['K']} on one line (32 words / one word): (median of "
+        f"{len(reps)} launches - one uncontended acq_rel cas {lead:g}) / requests",
+        noise=_spread([(c - lead) / n for c in reps]), integer=False, digits=3)
+
+
 DERIVATIONS: list[tuple[str, Callable]] = [
     ("unit latencies", unit_latencies), ("mbarrier", mbarrier), ("shared memory", smem),
     ("caches / DRAM latency", caches), ("L1 tags", l1_tags), ("TMA", tma), ("tensor cores", tensor_cores),
-    ("DSM", dsm), ("CTA launch", launch), ("loaded DRAM", loaded), ("store path", store_path), ("atomics", atomics)]
+    ("DSM", dsm), ("CTA launch", launch), ("loaded DRAM", loaded), ("store path", store_path), ("atomics", atomics),
+    ("lock lines", lock_lines)]
 
 
 def closed_form(R: Results) -> tuple[dict[str, Param], list[str]]:
