@@ -8,7 +8,8 @@
 //       value never stored), relaxed (acqrel=0) or Triton's atom.global.acq_rel.gpu.cas (acqrel=1), on word
 //       ((b / lines) % 32) of line (b % lines), the lines `stride` bytes apart; cycles = the longest CTA's
 //       %clock64 span; req_per_cycle = G * K / cycles. One line at 1.39 cycles a request: lines served apart
-//       divide the time by their number, lines sharing a unit do not.
+//       divide the time by their number, lines sharing a unit do not (32 lines: how many units 4 / 32 / 128 KiB
+//       of lines spread over).
 #include <cstdio>
 #include <vector>
 #include <algorithm>
@@ -68,8 +69,9 @@ int main() {
   CK(cudaMalloc(&d_sink, 64));
   aun<0>(S, 1, 128, 64);   // warm-up (not parsed apart: same keys as below are averaged, so run it once more)
   for (int stride : {128, 256, 512, 1024, 2048, 4096, 65536})
-    for (int lines : {1, 2, 4, 8}) {
+    for (int lines : {1, 2, 4, 8, 32}) {
       if (lines == 1 && stride != 128) continue;
+      if (lines == 32 && stride != 128 && stride != 1024 && stride != 4096) continue;
       aun<0>(8 * S, lines, stride, 64);
     }
   for (int stride : {128, 256, 4096})
