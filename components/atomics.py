@@ -61,9 +61,10 @@ class LockTable:
         for key in [k for k, h in self.holder.items() if h == cta]:
             self.release(key, cta, t)
 
-    def release(self, key: int, cta: int, t: float) -> None:
-        """``cta``'s write of a word it holds, performed at ``t``: the next waiter takes it, with its next attempt
-        (which, when it spins on the atomic units, waits there behind the other waiters' attempts)."""
+    def release(self, key: int, cta: int, t: float, dep: float | None = None) -> None:
+        """``cta``'s write of a word it holds, performed at ``t`` (it left its SM at ``dep``): the next waiter takes
+        it, with its next attempt (which, when it spins on the atomic units, waits there behind the other waiters'
+        attempts that left before the release)."""
         if self.holder.get(key) != cta:
             return
         q = self.waiters.get(key)
@@ -85,9 +86,9 @@ class LockTable:
             units.unpark(tok)
             u = td + self.period / (len(q) + 2)      # uniformly phased retries (as without spinning)
             if u < s:
-                s = units.perform(u, line, word, lo, wo)
+                s = units.perform(u, line, word, lo, wo, dep)
             elif not booked:
-                s = units.perform(s, line, word, lo, wo)
+                s = units.perform(s, line, word, lo, wo, dep)
             g = s + back
             if g < t:
                 g = t
@@ -157,9 +158,10 @@ class BusyCalendar:
 
 
 class AtomicUnits:
-    """The L2's atomic units (components/memory.py ``MemorySystem.atomic_perform``): per 128-B line a unit that
-    serves one request at a time for its lane-operations on the line, and per word its read-modify-write, one
-    lane-operation at a time. A request starts when both its line's and its busiest word's units are free."""
+    """The L2's atomic units (components/memory.py ``MemorySystem.atomic_perform``): per group of lines
+    (``l2.atomic_unit_bytes``; key ``line``) a unit that serves one request at a time for its lane-operations, and
+    per word (key ``word``, unique across lines) its read-modify-write, one lane-operation at a time. A request starts
+    when both its line unit and its busiest word's unit are free."""
 
     def __init__(self, line_min: float = 0.0, word_min: float = 0.0):
         self.lines: dict[int, BusyCalendar] = {}
@@ -223,9 +225,13 @@ class AtomicUnits:
         if not h:
             del self.spinners[line]
 
-    def perform(self, t: float, line: int, word: int, line_occ: float, word_occ: float) -> float:
+    def perform(self, t: float, line: int, word: int, line_occ: float, word_occ: float, upto: float | None = None
+                ) -> float:
+        """Book a request that leaves its SM at ``t``, behind the waiters' attempts that left before it (before
+        ``upto`` if sooner: a lock's next holder, whose attempt the release it follows decides, see no attempt that
+        left after that release)."""
         if line in self.spinners:
-            self._spin(line, t)
+            self._spin(line, t if upto is None or upto > t else upto)
         s = self._book(t, line, word, line_occ, word_occ)
         self.queue_cycles += s - t
         return s
@@ -234,10 +240,9 @@ class AtomicUnits:
         lc = self.lines.get(line)
         if lc is None:
             lc = self.lines[line] = BusyCalendar(self.line_min)
-        wk = (line << 5) | word
-        wc = self.words.get(wk)
+        wc = self.words.get(word)
         if wc is None:
-            wc = self.words[wk] = BusyCalendar(self.word_min)
+            wc = self.words[word] = BusyCalendar(self.word_min)
         s = t
         while True:       # the first start at which both units have room (times only grow: ends)
             a = lc.fit(s, line_occ)

@@ -230,6 +230,8 @@ class MemorySystem:
         wmin = min(self.atom_word_int, self.atom_word_float)
         self.atom_units = AtomicUnits(self.atom_line_req, wmin if wmin > 0 else 0.0)
         self.atom_line_req_ordered = float(l2s.atomic_line_request_ordered_cycles) or self.atom_line_req
+        # lines per line unit, 2**shift (key = line << 1 | 1: the unit is (line >> shift) << 1 | 1, never 0)
+        self.atom_unit_shift = (int(l2s.atomic_unit_bytes) // int(l2s.line_bytes)).bit_length() - 1
         # spin-lock waiters retry on their line's units while they wait (components/atomics.py AtomicUnits.park)
         self.lock_spin = self.locks is not None and bool(l2s.lock_waiters_spin)
         # line key -> [merge window end, done, mergeable bytes, reads] (cp.async; scope "fill"), or
@@ -731,7 +733,13 @@ class MemorySystem:
         ol, ow = self.atomic_occupancy(ops, same, is_float, ordered)
         if (ol <= 0 and ow <= 0) or not key:
             return t
-        return self.atom_units.perform(t, key, word, ol, ow)
+        unit, wkey = self.atomic_unit_keys(key, word)
+        return self.atom_units.perform(t, unit, wkey, ol, ow)
+
+    def atomic_unit_keys(self, key: int, word: int) -> tuple[int, int]:
+        """The line unit (lines grouped by ``l2.atomic_unit_bytes``) and the word unit of an atomic whose lowest line
+        is ``key`` (memops._atom_line_index) and busiest word ``word`` (4-B index in that line)."""
+        return (((key >> 1) >> self.atom_unit_shift) << 1) | 1, (key << 5) | word
 
     def atomic_occupancy(self, ops: int, same: int, is_float: bool, ordered: bool = False) -> tuple[float, float]:
         """Cycles an atomic request holds its line's unit and its busiest word's unit (:meth:`atomic_perform`)."""

@@ -1478,8 +1478,8 @@ class SMCore:
                     late = done - perf            # perform -> result in registers
                     spin = None
                     if mem.lock_spin:         # the waiter keeps retrying on its line's atomic units
-                        spin = (mem.atom_units, (a2 >> 40) & _KEY24, (a3h >> 26) & 31, back,
-                                *mem.atomic_occupancy(ops, same, is_float, ordered))
+                        spin = (mem.atom_units, *mem.atomic_unit_keys((a2 >> 40) & _KEY24, (a3h >> 26) & 31),
+                                back, *mem.atomic_occupancy(ops, same, is_float, ordered))
                     g = locks.acquire(key, W.cta, perf, lambda c, W=W, b=late: self._lock_grant(W, c + b), spin)
                     if g is None:             # another CTA holds it: the result (and the warp) waits
                         W.wait_dsts = dsts
@@ -1487,7 +1487,7 @@ class SMCore:
                     else:
                         done = int(g + late)
                 elif hi & WRITE:
-                    locks.release(key, W.cta, perf)
+                    locks.release(key, W.cta, perf, t0)
         rr, rk = W.rr, W.rk
         for d in dsts:
             rr[d] = done

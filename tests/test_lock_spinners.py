@@ -54,3 +54,28 @@ def test_spinning_without_retry_period_is_refused():
 
     with pytest.raises(Exception, match="lock_waiters_spin needs lock_retry_period_cycles"):
         load_arch("h200", overrides=["l2.lock_retry_period_cycles=0"])
+
+
+def test_adjacent_lines_share_a_line_unit_by_atomic_unit_bytes():
+    """memops._atom_line_index gives line << 1 | 1; MemorySystem.atomic_unit_keys groups aligned lines into one line
+    unit (l2.atomic_unit_bytes) and keeps a word unit per word of each line."""
+    import warpgraph as wg
+    from warpgraph.components.memory import MemorySystem
+
+    def keys(unit_bytes, line, word=3):
+        mem = MemorySystem(wg.load_arch("h200", overrides=[f"l2.atomic_unit_bytes={unit_bytes}"]))
+        return mem.atomic_unit_keys((line << 1) | 1, word)
+
+    assert keys(256, 10)[0] == keys(256, 11)[0] != keys(256, 12)[0]        # lines 10, 11 one unit; 12 the next
+    assert keys(128, 10)[0] != keys(128, 11)[0]
+    assert keys(1024, 8)[0] == keys(1024, 15)[0] != keys(1024, 16)[0]
+    assert keys(256, 10)[1] != keys(256, 11)[1] and keys(256, 10, 3) != keys(256, 10, 4)
+    assert all(k[0] & 1 for k in (keys(256, 0), keys(128, 0)))             # never 0 (0: no unit)
+
+
+@pytest.mark.parametrize("bad", ["192", "64", "384"])
+def test_atomic_unit_bytes_must_be_a_power_of_two_lines(bad):
+    from warpgraph.topologies import load_arch
+
+    with pytest.raises(Exception, match="atomic_unit_bytes"):
+        load_arch("h200", overrides=[f"l2.atomic_unit_bytes={bad}"])

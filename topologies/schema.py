@@ -419,6 +419,9 @@ class L2Spec(Section):
     atomic_line_request_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the L2 line unit: the least "
                                               "cycles one atomic request holds it, whatever its lanes (a one-lane "
                                               "request costs this, not its lane share; 0: the lane share alone)")
+    atomic_unit_bytes: int = Field(128, description="the address span one L2 atomic line unit serves: 128 (a "
+                                   "line each) or a power-of-two multiple of line_bytes (aligned groups of lines "
+                                   "share one unit)")
     atomic_line_request_ordered_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the same for a "
                                                       ".release / .acquire / .acq_rel atomic (0: "
                                                       "atomic_line_request_cycles)")
@@ -446,6 +449,9 @@ class L2Spec(Section):
             raise ValueError("far_latency_cycles < near_latency_cycles")
         if self.line_bytes % self.sector_bytes:
             raise ValueError("line_bytes not a multiple of sector_bytes")
+        u = self.atomic_unit_bytes
+        if u < self.line_bytes or u % self.line_bytes or (u // self.line_bytes) & (u // self.line_bytes - 1):
+            raise ValueError(f"atomic_unit_bytes={u}: a power-of-two multiple of line_bytes ({self.line_bytes})")
         if self.lock_waiters_spin and not self.lock_retry_period_cycles:
             raise ValueError("lock_waiters_spin needs lock_retry_period_cycles > 0 (waiters retry that often); "
                              "with locks not modelled it would be ignored")

@@ -825,8 +825,8 @@ def _atom_serial_bits(b, idx, addrs, es, nv) -> None:
     """What a global atomic asks of the L2 units that serialise it (components/sm_core.py ``_atomg``), in a3's high
     bits: 32-44 the warp's lane-operations on its busiest word (same-address lanes are performed one after the
     other), 45-57 those on its busiest 128-B line (a line's unit serves one request at a time), 58-62 that word's
-    4-B index in its line; a2 bits 40-63: the identity of the warp's lowest line (the units it is charged to:
-    :func:`_line_key`). Bundles sum the counts (runner/timing.py)."""
+    4-B index in its line; a2 bits 40-63: the warp's lowest line (the units it is charged to:
+    :func:`_atom_line_index`). Bundles sum the counts (runner/timing.py)."""
     W = b.W
     w = (idx >> 5).astype(np.int64)
     off = addrs.astype(np.int64) - GLOBAL_BASE
@@ -846,7 +846,18 @@ def _atom_serial_bits(b, idx, addrs, es, nv) -> None:
     n = np.zeros(W, dtype=np.int64)
     np.maximum.at(n, u >> 40, cnt)
     b.pay[:, 3] |= (np.minimum(k, 0x1FFF) | (np.minimum(n, 0x1FFF) << 13) | (wo << 26)) << 32
-    b.pay[:, 2] |= _line_key(b, idx, addrs) << 40
+    b.pay[:, 2] |= _atom_line_index(b, idx, addrs) << 40
+
+
+def _atom_line_index(b, idx, addrs) -> np.ndarray:
+    """(W,) a global atomic's lowest 128-B line, for the L2 units it is charged to (components/memory.py
+    ``atomic_perform``, which groups lines by ``l2.atomic_unit_bytes``): ``(line index mod 2**23) << 1 | 1``
+    (0 = no lanes). Lines 1 GiB apart share an identity (none of the bundled launches has atomics that far apart)."""
+    W = b.W
+    lo = np.full(W, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(lo, (idx >> 5).astype(np.int64), ((addrs.astype(np.int64) - GLOBAL_BASE) >> 7))
+    has = lo != np.iinfo(np.int64).max
+    return np.where(has, ((lo & 0x7FFFFF) << 1) | 1, 0)
 
 
 def _atom_lock_bits(b, idx, addrs, took) -> np.ndarray:
