@@ -37,9 +37,9 @@ class LockTable:
 
     def acquire(self, key: int, cta: int, t: float, grant, spin: tuple | None = None) -> float | None:
         """A taking ``atom.cas`` of ``cta`` reaching the L2 at ``t``: its perform time, or None when another CTA
-        holds the word (``grant(perform_time)`` is called at the release). ``spin`` = (units, line, word, back):
-        the waiter keeps retrying on its line's atomic units while it waits (:meth:`AtomicUnits.park`; ``back``
-        = the way from its SM to the slice, units keep departure times)."""
+        holds the word (``grant(perform_time)`` is called at the release). ``spin`` = (units, line unit, word unit,
+        back, line occupancy, word occupancy): the waiter keeps retrying on those atomic units while it waits
+        (:meth:`AtomicUnits.park`; ``back`` = the way from its SM to the slice, units keep departure times)."""
         h = self.holder.get(key)
         if h is not None and h != cta:
             tok = None
@@ -72,19 +72,22 @@ class LockTable:
             del self.holder[key]
             self.free_at[key] = t
             return
-        if q[0][4] is not None:
-            # spinning waiters: the first attempt on the line's units after the release takes the word (attempts
-            # may be booked ahead of the release: requests reach the units out of time order)
-            units, back = q[0][4][0], q[0][4][3]
-            td = t - back
+        spinning = q[0][4] is not None
+        j = 0
+        if spinning:
+            # the first attempt on the line's units after the release takes the word (attempts may be booked ahead
+            # of the release: requests reach the units out of time order)
+            units, td = q[0][4][0], t - q[0][4][3]
             j = min(range(len(q)), key=lambda i: units.first_attempt(q[i][3], td))
-            arr, nxt, grant, tok, spin = q[j]
-            del q[j]
+        arr, nxt, grant, tok, spin = q[j]
+        del q[j]
+        phased = self.period / (len(q) + 2)      # uniformly phased retries: the one served and len(q) others
+        if spinning:
             units, line, word, back, lo, wo = spin
             s = units.first_attempt(tok, td)
             booked = s < units.next_dep[tok]
             units.unpark(tok)
-            u = td + self.period / (len(q) + 2)      # uniformly phased retries (as without spinning)
+            u = td + phased
             if u < s:
                 s = units.perform(u, line, word, lo, wo, dep)
             elif not booked:
@@ -93,8 +96,7 @@ class LockTable:
             if g < t:
                 g = t
         else:
-            arr, nxt, grant, tok, spin = q.popleft()
-            g = t + self.period / (len(q) + 2)        # waiters at the release: the one served and len(q) others
+            g = t + phased
             if arr > g:
                 g = arr
         self.holder[key] = nxt
@@ -168,12 +170,12 @@ class AtomicUnits:
         self.words: dict[int, BusyCalendar] = {}
         self.queue_cycles = 0.0
         self.line_min, self.word_min = line_min, word_min    # each unit's least occupancy of a request
-        # spinning lock waiters (LockTable): per line a heap of (next departure, token, word, period); live tokens
+        # spinning lock waiters (LockTable): per line unit a heap of (next departure, token, word unit, period, line
+        # and word occupancy); the live tokens
         self.spinners: dict[int, list] = {}
         self.live: set[int] = set()
         self.next_dep: dict[int, float] = {}     # token -> its next attempt's departure
         self.starts: dict[int, list] = {}        # token -> the starts of its booked attempts (increasing)
-        self.spin_requests = 0
         self._tok = 0
 
     def park(self, t: float, line: int, word: int, period: float, line_occ: float, word_occ: float) -> int:
@@ -214,7 +216,6 @@ class AtomicUnits:
             if tok not in live:
                 continue
             s = self._book(ts, line, word, lo, wo)
-            self.spin_requests += 1
             self.next_dep[tok] = s + period
             st = self.starts.get(tok)
             if st is None:

@@ -226,7 +226,8 @@ class MemorySystem:
         self.atom_word_float = float(l2s.atomic_word_float_cycles)
         self.atom_line_lane = float(l2s.atomic_line_lane_cycles)
         self.atom_line_req = float(l2s.atomic_line_request_cycles)
-        # per line and per word: busy calendars (components/atomics.py), with each unit's least occupancy of a request
+        # per line unit and per word: busy calendars (components/atomics.py), with each unit's least occupancy of a
+        # request
         wmin = min(self.atom_word_int, self.atom_word_float)
         self.atom_units = AtomicUnits(self.atom_line_req, wmin if wmin > 0 else 0.0)
         self.atom_line_req_ordered = float(l2s.atomic_line_request_ordered_cycles) or self.atom_line_req
@@ -718,8 +719,8 @@ class MemorySystem:
     # ------------------------------------------------------------------------------------------------
     def atomic_perform(self, t: float, key: int, word: int, ops: int, same: int, is_float: bool,
                        ordered: bool = False) -> float:
-        """When the L2 takes an atomic request that left its SM at ``t``: the unit of its 128-B line (``key``:
-        memops._line_key) serves one request at a time for ``ops * l2.atomic_line_lane_cycles`` (the lane-operations
+        """When the L2 takes an atomic request that left its SM at ``t``: the unit of its lowest 128-B line (``key``:
+        memops._atom_line_index; lines grouped by ``l2.atomic_unit_bytes``, :meth:`atomic_unit_keys`) serves one request at a time for ``ops * l2.atomic_line_lane_cycles`` (the lane-operations
         on its busiest line, ~0.15 cycles each, and at least ``l2.atomic_line_request_cycles``: microbench
         lock_lines CLN, one-lane requests on one line ~1.4 cycles each), and the read-modify-write of its busiest word (4-B index ``word``
         in that line) one lane-operation at a time, ``same * l2.atomic_word_cycles`` (``atomic_word_float_cycles``

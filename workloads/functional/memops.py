@@ -853,11 +853,15 @@ def _atom_line_index(b, idx, addrs) -> np.ndarray:
     """(W,) a global atomic's lowest 128-B line, for the L2 units it is charged to (components/memory.py
     ``atomic_perform``, which groups lines by ``l2.atomic_unit_bytes``): ``(line index mod 2**23) << 1 | 1``
     (0 = no lanes). Lines 1 GiB apart share an identity (none of the bundled launches has atomics that far apart)."""
-    W = b.W
-    lo = np.full(W, np.iinfo(np.int64).max, np.int64)
-    np.minimum.at(lo, (idx >> 5).astype(np.int64), ((addrs.astype(np.int64) - GLOBAL_BASE) >> 7))
-    has = lo != np.iinfo(np.int64).max
+    lo, has = _lowest_line(b, idx, (addrs.astype(np.int64) - GLOBAL_BASE) >> 7)
     return np.where(has, ((lo & 0x7FFFFF) << 1) | 1, 0)
+
+
+def _lowest_line(b, idx, lines) -> tuple[np.ndarray, np.ndarray]:
+    """(W,) each warp's lowest of its lanes' 128-B line indices ``lines``, and (W,) whether it has lanes."""
+    lo = np.full(b.W, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(lo, (idx >> 5).astype(np.int64), lines)
+    return lo, lo != np.iinfo(np.int64).max
 
 
 def _atom_lock_bits(b, idx, addrs, took) -> np.ndarray:
@@ -890,10 +894,7 @@ def _line_key(b, idx, src) -> np.ndarray:
     1 .. 2**24-1; 0 = no lanes), carried in payload a1's high bits: the timing pass's L2 lookup table
     (components/memory.py) needs to know which requests from different SMs ask for the same lines (the trace has no
     addresses)."""
-    W = b.W
-    lo = np.full(W, np.iinfo(np.int64).max, np.int64)
-    np.minimum.at(lo, (idx >> 5).astype(np.int64), ((src - GLOBAL_BASE) >> 7).astype(np.int64))
-    has = lo != np.iinfo(np.int64).max
+    lo, has = _lowest_line(b, idx, ((src - GLOBAL_BASE) >> 7).astype(np.int64))
     k = (lo.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
     return np.where(has, k.astype(np.int64) | 1, 0)
 
