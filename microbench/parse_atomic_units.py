@@ -1,6 +1,7 @@
 """Parse microbench/src/atomic_units.cu's output into a ``warpgraph-microbench/1`` document: AUN lines (one-lane
 failing cas from one-warp CTAs on `lines` lines `stride` bytes apart; per case the mean over the launches of the
-longest CTA's cycles and the requests per cycle).
+longest CTA's cycles and the requests per cycle) and AUF lines (32-lane reds, lane i word i, the same layouts: bench
+``atomic_alus``).
 usage: python3 microbench/parse_atomic_units.py OUTDIR [OUT.json]"""
 import sys
 from pathlib import Path
@@ -12,9 +13,13 @@ AUN_IDENT = ("acqrel", "G", "lines", "stride", "K")
 AUN_STATS = {"cycles": "cycles", "req_per_cycle": "req_per_cycle"}
 
 
+AUF_IDENT = ("G", "lines", "stride", "K")
+
+
 def parse(text: str) -> dict:
     return {"schema": "warpgraph-microbench/1",
-            "results": mean_over_reps(text, "AUN", AUN_IDENT, AUN_STATS, "atomic_units", "cycles", reps_beside=True)}
+            "results": mean_over_reps(text, "AUN", AUN_IDENT, AUN_STATS, "atomic_units", "cycles", reps_beside=True)
+            + mean_over_reps(text, "AUF", AUF_IDENT, AUN_STATS, "atomic_alus", "cycles", reps_beside=True)}
 
 
 if __name__ == "__main__":

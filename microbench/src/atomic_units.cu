@@ -10,6 +10,10 @@
 //       %clock64 span; req_per_cycle = G * K / cycles. One line at 1.39 cycles a request: lines served apart
 //       divide the time by their number, lines sharing a unit do not (32 lines: how many units 4 / 32 / 128 KiB
 //       of lines spread over).
+//  AUF  the same CTAs, every lane of the warp on its own word of the line (red.global.add.u32, lane i word i): K
+//       full-line requests; tells the L2's atomic ALUs apart (the model: 1 KiB spans of 8 lines on 64 ALUs,
+//       l2.atomic_lane_unit_bytes / atomic_lane_units, fitted to atomics.cu TPUT): lines 128-512 B apart share
+//       an ALU, 1 KiB and more do not.
 #include <cstdio>
 #include <vector>
 #include <algorithm>
@@ -39,6 +43,18 @@ __global__ void cas_lines(unsigned* base, int lines, int stride_words, int k, lo
   long long t1 = clock64();
   if (threadIdx.x == 0) cyc[b] = t1 - t0;
   if (acc == 0x9e3779b9u) sink[0] = acc;
+}
+
+__global__ void red_lines(unsigned* base, int lines, int stride_words, int k, long long* cyc) {
+  const int b = blockIdx.x;
+  unsigned* a = base + (size_t)(b % lines) * stride_words + (threadIdx.x & 31);
+  __syncwarp();
+  long long t0 = clock64();
+  for (int j = 0; j < k; ++j) asm volatile("red.global.gpu.relaxed.add.u32 [%0], 1;" :: "l"(a) : "memory");
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+  __syncwarp();
+  long long t1 = clock64();
+  if (threadIdx.x == 0) cyc[b] = t1 - t0;
 }
 
 static unsigned* d_buf;
@@ -78,6 +94,19 @@ int main() {
     for (int lines : {1, 2}) {
       if (lines == 1 && stride != 128) continue;
       aun<1>(8 * S, lines, stride, 16);
+    }
+  for (int stride : {128, 256, 512, 1024, 2048, 65536})
+    for (int lines : {1, 2, 8, 32}) {
+      if (lines == 1 && stride != 128) continue;
+      for (int rep = 0; rep < 3; ++rep) {
+        red_lines<<<8 * S, 32>>>(d_buf, lines, stride / 4, 64, d_cyc);
+        CK(cudaDeviceSynchronize());
+        std::vector<long long> h(8 * S);
+        CK(cudaMemcpy(h.data(), d_cyc, 8 * S * sizeof(long long), cudaMemcpyDeviceToHost));
+        const double c = (double)*std::max_element(h.begin(), h.end());
+        printf("AUF G=%d lines=%d stride=%d K=64 rep=%d cycles=%.0f req_per_cycle=%.4f\n", 8 * S, lines, stride, rep,
+               c, 8.0 * S * 64 / c);
+      }
     }
   printf("DONE\n");
   return 0;
