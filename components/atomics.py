@@ -165,9 +165,12 @@ class AtomicUnits:
     per word (key ``word``, unique across lines) its read-modify-write, one lane-operation at a time. A request starts
     when both its line unit and its busiest word's unit are free."""
 
-    def __init__(self, line_min: float = 0.0, word_min: float = 0.0):
+    def __init__(self, line_min: float = 0.0, word_min: float = 0.0, alu_window: float = 512.0):
         self.lines: dict[int, BusyCalendar] = {}
         self.words: dict[int, BusyCalendar] = {}
+        self.alus: dict[int, BusyCalendar] = {}
+        self.alu_last: dict[int, dict] = {}      # ALU -> {line: its last request's departure}
+        self.alu_window = float(alu_window)
         self.queue_cycles = 0.0
         self.line_min, self.word_min = line_min, word_min    # each unit's least occupancy of a request
         # spinning lock waiters (LockTable): per line unit a heap of (next departure, token, word unit, period, line
@@ -226,30 +229,55 @@ class AtomicUnits:
         if not h:
             del self.spinners[line]
 
-    def perform(self, t: float, line: int, word: int, line_occ: float, word_occ: float, upto: float | None = None
-                ) -> float:
+    def perform(self, t: float, line: int, word: int, line_occ: float, word_occ: float, upto: float | None = None,
+                alus: list | None = None) -> float:
         """Book a request that leaves its SM at ``t``, behind the waiters' attempts that left before it (before
         ``upto`` if sooner: a lock's next holder, whose attempt the release it follows decides, see no attempt that
         left after that release)."""
         if line in self.spinners:
             self._spin(line, t if upto is None or upto > t else upto)
-        s = self._book(t, line, word, line_occ, word_occ)
+        s = self._book(t, line, word, line_occ, word_occ, alus)
         self.queue_cycles += s - t
         return s
 
-    def _book(self, t: float, line: int, word: int, line_occ: float, word_occ: float) -> float:
+    def _book(self, t: float, line: int, word: int, line_occ: float, word_occ: float, alus: list | None = None
+              ) -> float:
         lc = self.lines.get(line)
         if lc is None:
             lc = self.lines[line] = BusyCalendar(self.line_min)
         wc = self.words.get(word)
         if wc is None:
             wc = self.words[word] = BusyCalendar(self.word_min)
+        acs = []
+        if alus:
+            for j, (alu, occ) in enumerate(alus):
+                if occ <= 0:
+                    continue
+                ac = self.alus.get(alu)
+                if ac is None:
+                    ac = self.alus[alu] = BusyCalendar(0.0)
+                if j == 0:
+                    seen = self.alu_last.get(alu)
+                    if seen is None:
+                        seen = self.alu_last[alu] = {}
+                    if line_occ < occ and all(v < t - self.alu_window for k, v in seen.items() if k != line):
+                        occ = line_occ          # the ALU's only line: at the line unit's pace (no switch)
+                    seen[line] = t
+                    if len(seen) > 16:
+                        for k in [k for k, v in seen.items() if v < t - self.alu_window]:
+                            del seen[k]
+                acs.append((ac, occ))
         s = t
-        while True:       # the first start at which both units have room (times only grow: ends)
+        while True:       # the first start at which every unit has room (times only grow: ends)
             a = lc.fit(s, line_occ)
-            s = wc.fit(a, word_occ)
-            if s == a:
+            for ac, occ in acs:
+                a = ac.fit(a, occ)
+            a = wc.fit(a, word_occ)
+            if a == s:
                 break
+            s = a
         lc.book(s, line_occ)
         wc.book(s, word_occ)
+        for ac, occ in acs:
+            ac.book(s, occ)
         return s

@@ -130,9 +130,11 @@ class MemoryModel(Protocol):
     #: the spin-lock table (lock words held by CTAs), or None without a lock model
     locks: Any
     #: when the L2 takes an atomic request that left its SM at ``t`` (its line ``key``, busiest ``word`` in it,
-    #: ``ops`` lane-operations on the line and ``same`` on the word; components/memory.py); ``t`` when not modelled
+    #: ``ops`` lane-operations on the line and ``same`` on the word; ``lines`` the request's lines, ``elems`` its
+    #: element operations, ``returns`` whether old values are read back; components/memory.py); ``t`` when not
+    #: modelled
     def atomic_perform(self, t: float, key: int, word: int, ops: int, same: int, is_float: bool,
-                       ordered: bool = False) -> float: ...
+                       ordered: bool = False, lines: int = 1, elems: int = 0, returns: bool = False) -> float: ...
     #: mean L2-hit round trip in SM cycles (components/memory.py: mean of ``l2.near_latency_cycles`` and
     #: ``l2.far_latency_cycles``) and the DRAM round trip (that + ``hbm.latency_cycles``): the TMA unit's
     #: Little's-law rate caps and its fill windows (components/tma.py)

@@ -229,10 +229,19 @@ class MemorySystem:
         # per line unit and per word: busy calendars (components/atomics.py), with each unit's least occupancy of a
         # request
         wmin = min(self.atom_word_int, self.atom_word_float)
-        self.atom_units = AtomicUnits(self.atom_line_req, wmin if wmin > 0 else 0.0)
+        self.atom_units = AtomicUnits(self.atom_line_req, wmin if wmin > 0 else 0.0,
+                                      float(l2s.atomic_alu_switch_window_cycles))
         self.atom_line_req_ordered = float(l2s.atomic_line_request_ordered_cycles) or self.atom_line_req
         # lines per line unit, 2**shift (key = line << 1 | 1: the unit is (line >> shift) << 1 | 1, never 0)
         self.atom_unit_shift = (int(l2s.atomic_unit_bytes) // int(l2s.line_bytes)).bit_length() - 1
+        # the atomic ALUs (H200 atomics.cu TPUT, 132 SMs: the GPU-wide lane-operation rate grows with the lines in
+        # use, 2.34 / 4.80 / 8.33 full-line reds per cycle on 132 / 528 / 2,112 lines)
+        self.atom_alus = int(l2s.atomic_lane_units)
+        self.atom_alu_bits = max(1, (self.atom_alus - 1).bit_length())
+        self.atom_alu_lane = float(l2s.atomic_alu_lane_cycles)
+        self.atom_alu_ret = float(l2s.atomic_alu_return_lane_cycles) or self.atom_alu_lane
+        _ab = int(l2s.atomic_lane_unit_bytes)
+        self.atom_alu_shift = (_ab // int(l2s.line_bytes)).bit_length() - 1 if _ab else 0
         # spin-lock waiters retry on their line's units while they wait (components/atomics.py AtomicUnits.park)
         self.lock_spin = self.locks is not None and bool(l2s.lock_waiters_spin)
         # line key -> [merge window end, done, mergeable bytes, reads] (cp.async; scope "fill"), or
@@ -323,7 +332,12 @@ class MemorySystem:
             if write and fsrv is not None and b:
                 # the store's bytes are written into the L2 data array (allocated there, whether or not they
                 # are later written back)
-                ew = fsrv.reserve(t, b) if t_end is None else fsrv.reserve_stream(t, t_end, b)
+                # The path books DRAM fills when their read reaches the L2 (``t_in`` below), hbm.latency_cycles
+                # before their data is written: a store, written on arrival, books in that frame too (at t - the
+                # DRAM latency), or it would hold up fills whose data comes after it
+                # (no earlier than cycle 0, where the path's bookings start)
+                dl = self.dram_lat if t >= self.dram_lat else t
+                ew = (fsrv.reserve(t - dl, b) if t_end is None else fsrv.reserve_stream(t - dl, t_end - dl, b)) + dl
                 if ew > e:
                     e = ew
             if e + self.near_lat > ack:      # acknowledged by the SM's near partition (global_access)
@@ -718,7 +732,7 @@ class MemorySystem:
 
     # ------------------------------------------------------------------------------------------------
     def atomic_perform(self, t: float, key: int, word: int, ops: int, same: int, is_float: bool,
-                       ordered: bool = False) -> float:
+                       ordered: bool = False, lines: int = 1, elems: int = 0, returns: bool = False) -> float:
         """When the L2 takes an atomic request that left its SM at ``t``: the unit of its lowest 128-B line (``key``:
         memops._atom_line_index; lines grouped by ``l2.atomic_unit_bytes``, :meth:`atomic_unit_keys`) serves one request at a time for ``ops * l2.atomic_line_lane_cycles`` (the lane-operations
         on its busiest line, ~0.15 cycles each, and at least ``l2.atomic_line_request_cycles``: microbench
@@ -735,7 +749,38 @@ class MemorySystem:
         if (ol <= 0 and ow <= 0) or not key:
             return t
         unit, wkey = self.atomic_unit_keys(key, word)
+        if self.atom_alus:
+            return self.atom_units.perform(t, unit, wkey, ol, ow, None,
+                                           self._alu_work(key, lines, elems or ops, same, returns))
         return self.atom_units.perform(t, unit, wkey, ol, ow)
+
+    def _alu_work(self, key: int, lines: int, elems: int, same: int, returns: bool) -> list:
+        """[(ALU, cycles)] an atomic request's element operations give the atomic ALUs of the spans its ``lines``
+        cover (taken as contiguous from its lowest line ``key``), shared evenly, ``l2.atomic_alu_lane_cycles`` each
+        (``atomic_alu_return_lane_cycles`` when old values go back); its busiest word's lanes, one at a time
+        (``atomic_word_cycles`` each, the difference for a return added), go to the first ALU."""
+        lane = self.atom_alu_ret if returns else self.atom_alu_lane
+        line0 = key >> 1
+        sh = self.atom_alu_shift
+        c0 = line0 >> sh
+        n = ((line0 + max(1, lines) - 1) >> sh) - c0 + 1
+        if n > self.atom_alus:
+            n = self.atom_alus
+        each = elems * lane / n
+        first = same * (self.atom_word_int + lane - self.atom_alu_lane)
+        out = [(self.atomic_alu(c0 << (sh + 1) | 1), first if first > each else each)]
+        for j in range(1, n):
+            out.append((self.atomic_alu((c0 + j) << (sh + 1) | 1), each))
+        return out
+
+    def atomic_alu(self, key: int) -> int:
+        """The atomic ALU (1 .. ``l2.atomic_lane_units``) of the span holding line ``key`` (memops._atom_line_index):
+        spans of ``l2.atomic_lane_unit_bytes``, their index XOR-folded so that any run of ``atomic_lane_units`` (a power
+        of two) aligned consecutive spans takes every ALU once (TPUT: 132 adjacent lines never put two spans on one
+        ALU); the L2's own hash is not public."""
+        c = (key >> 1) >> self.atom_alu_shift
+        b = self.atom_alu_bits
+        return (c ^ (c >> b) ^ (c >> 2 * b) ^ (c >> 3 * b)) % self.atom_alus + 1
 
     def atomic_unit_keys(self, key: int, word: int) -> tuple[int, int]:
         """The line unit (lines grouped by ``l2.atomic_unit_bytes``) and the word unit of an atomic whose lowest line

@@ -1413,7 +1413,7 @@ class SMCore:
         if not sectors or mem is None:
             done = tt + T.lat[i]
         else:
-            lines = W.a3[k] & 0xFFFFFFFF
+            lines = W.a3[k] & 0x7FFFF             # bits 19-31: element operations (memops._atom_serial_bits)
             if lines > 1:
                 li = self.cfg.lsu_ii_per_line
                 m = W.m
@@ -1422,7 +1422,7 @@ class SMCore:
                     if x > s[p]:
                         s[p] = x
             self.global_sectors += sectors
-            name, release, acquire, is_float = T.aux[i]
+            name, release, acquire, is_float, returns = T.aux[i]
             t0 = tt
             if release:
                 g = self._l2_ack_fence(W, tt)
@@ -1458,7 +1458,8 @@ class SMCore:
             # out of order after the fences; the way to the slice is the same for all)
             back = (done - t0) * 0.5
             ordered = release or acquire
-            late = mem.atomic_perform(t0, (a2 >> 40) & _KEY24, (a3h >> 26) & 31, ops, same, is_float, ordered) - t0
+            late = mem.atomic_perform(t0, (a2 >> 40) & _KEY24, (a3h >> 26) & 31, ops, same, is_float, ordered,
+                                      lines, (W.a3[k] >> 19) & 0x1FFF, returns) - t0
             perf = t0 + back + late
             if late:
                 done = int(done + late)

@@ -120,6 +120,9 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
     try_wait = int(mb.try_wait_cycles)
     test_wait = int(mb.test_wait_cycles)
     arrive = int(mb.arrive_cycles)
+    # registers some instruction reads: an atomic whose destinations none reads returns nothing (ptxas: RZ), and the
+    # L2's atomic ALUs send no old values back (components/memory.py atomic_perform)
+    read_regs = {r for ins in insts for r in ins.srcs}
     for ins in insts:
         i = ins.index
         kind = _name(ins.kind)
@@ -208,7 +211,8 @@ def lower(program, spec=None, *, sass_overrides: dict | None = None, record=None
             ms = set(ins.mods)
             aux = ("red" if ins.opcode == "red" else "atom", bool({"release", "acq_rel"} & ms),
                    bool({"acquire", "acq_rel"} & ms),
-                   any(is_float(m) for m in ms))   # the L2's float read-modify-write
+                   any(is_float(m) for m in ms),   # the L2's float read-modify-write
+                   ins.opcode != "red" and any(d in read_regs for d in dsts))   # old values read: returned
         cl = _cluster_lowering(ins, kind)     # clusters: DSM / barrier.cluster op classes
         if cl is not None:
             op, aux = cl

@@ -79,3 +79,40 @@ def test_atomic_unit_bytes_must_be_a_power_of_two_lines(bad):
 
     with pytest.raises(Exception, match="atomic_unit_bytes"):
         load_arch("h200", overrides=[f"l2.atomic_unit_bytes={bad}"])
+
+
+def test_consecutive_spans_get_distinct_atomic_alus():
+    """MemorySystem.atomic_alu: 1 KiB spans (8 lines) hashed over the 64 ALUs so that 64 consecutive spans take 64
+    different ALUs (TPUT: 132 adjacent lines from 132 SMs never put two spans on one ALU); a request's element
+    operations are shared by the ALUs of the spans its lines cover."""
+    import warpgraph as wg
+    from warpgraph.components.memory import MemorySystem
+
+    mem = MemorySystem(wg.load_arch("h200"))
+    alu = lambda line: mem.atomic_alu((line << 1) | 1)
+    assert alu(0) == alu(7) != alu(8)
+    assert len({alu(8 * s) for s in range(64)}) == 64
+    assert len({alu(8 * s) for s in range(64, 128)}) == 64
+    assert all(1 <= alu(8 * s) <= 64 for s in range(1000))
+    w = mem._alu_work((3 << 1) | 1, 16, 512, 1, False)           # 16 lines from line 3: spans 0, 1, 2
+    assert [a for a, _ in w] == [alu(3), alu(8), alu(16)]
+    assert sum(o for _, o in w) == pytest.approx(512 * 0.1875)
+    r = mem._alu_work((3 << 1) | 1, 1, 32, 1, True)               # returning: the return rate
+    assert r == [(alu(3), pytest.approx(32 * 0.3284))]
+
+
+@pytest.mark.parametrize("bad", [["l2.atomic_lane_unit_bytes=1000"], ["l2.atomic_lane_units=0"],
+                                 ["l2.atomic_alu_lane_cycles=0"]])
+def test_atomic_alu_spec_refuses_half_settings(bad):
+    from warpgraph.topologies import load_arch
+
+    with pytest.raises(Exception, match="atomic_"):
+        load_arch("h200", overrides=bad)
+
+
+def test_alu_values_without_the_alus_are_refused():
+    from warpgraph.topologies import load_arch
+
+    with pytest.raises(Exception, match="atomic_alu_switch_window_cycles set without atomic_lane_unit_bytes"):
+        load_arch("h100", overrides=["l2.atomic_alu_switch_window_cycles=100"])
+    load_arch("h100")                                   # off, nothing set: fine

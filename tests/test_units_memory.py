@@ -259,3 +259,28 @@ def test_write_back_curve_charges_the_write_backs_where_the_l2_spills():
     for i in range(100):
         flat.global_access(1000 * i, 0, "st", 1, 0, 1, 32)
     assert flat.dram_write_bytes == pytest.approx(50 * 32)
+
+
+def test_a_store_does_not_hold_up_fills_whose_data_comes_after_it():
+    """The L2 fill + store write path (l2.fill_store_gb_per_s) books a DRAM fill when its read reaches the L2,
+    hbm.latency_cycles before the data is written; a store is written on arrival, so it books in that frame too. A
+    store written just before a miss's data returns from DRAM is done by then: the miss is not delayed. (Booked at
+    its own arrival, the store sat in front of fills whose data came ~700 cycles after it.)"""
+    s = wg.load_arch("h200")
+    dl = s.hbm.latency_cycles * s.hbm.dram_scale(s.clocks.sm_mhz)
+    t0 = 10_000
+
+    def miss_done(store_sectors):
+        mem = MemorySystem(s)
+        mem.write_back_ratio = 0.0          # the stored lines stay in L2 (no DRAM write-back in the way)
+        if store_sectors:
+            mem.global_access(t0, 1, "st", store_sectors, 0, store_sectors // 4, store_sectors * 32)
+        return mem.global_access(t0 + 1, 0, "ld", 4, 4, 1, 128) - (t0 + 1)
+
+    alone = miss_done(0)
+    # a store the path writes in well under the DRAM latency: its bytes are in before the miss's data comes
+    n = int(0.4 * dl * s.l2.fill_store_gb_per_s * 1e3 / s.clocks.sm_mhz) // 32 // 4 * 4
+    assert n >= 64
+    assert miss_done(n) < alone + 0.25 * dl      # (the slices' own queue only; booked at arrival: + 0.4 dl)
+    # one that keeps the path busy past the data's arrival does hold it up
+    assert miss_done(16 * n) > alone + 100

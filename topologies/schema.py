@@ -425,6 +425,21 @@ class L2Spec(Section):
     atomic_line_request_ordered_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the same for a "
                                                       ".release / .acquire / .acq_rel atomic (0: "
                                                       "atomic_line_request_cycles)")
+    atomic_lane_unit_bytes: int = Field(0, ge=0, description="the address span whose atomic lane-operations one of "
+                                        "the L2's atomic ALUs performs (aligned; a power-of-two multiple of "
+                                        "line_bytes): every request in it queues for that ALU, one element "
+                                        "operation at a time (atomic_alu_lane_cycles each; same-word lanes "
+                                        "atomic_word_cycles each). 0: no ALUs (the line units alone)")
+    atomic_lane_units: int = Field(0, ge=0, le=1 << 16, description="how many such ALUs the spans are hashed "
+                                   "over (needs atomic_lane_unit_bytes; 0 with it 0)")
+    atomic_alu_lane_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="cycles an atomic ALU takes per "
+                                          "element operation of a request to a line other than the one it was "
+                                          "just serving (requests to one line alone: atomic_line_lane_cycles)")
+    atomic_alu_return_lane_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="the same for an atomic "
+                                                 "whose old values are read (0: atomic_alu_lane_cycles)")
+    atomic_alu_switch_window_cycles: float = Field(512.0, gt=0, le=MAX_CYCLES, description="an ALU serves a "
+                                                   "line alone when no other line's request left within this "
+                                                   "many cycles before")
     lock_waiters_spin: bool = Field(False, description="spin-lock waiters keep retrying their atom.cas on the lock "
                                     "word's line units every lock_retry_period_cycles while they wait, delaying "
                                     "the release and the other atomics on that line (false: a waiter is parked "
@@ -452,6 +467,22 @@ class L2Spec(Section):
         u = self.atomic_unit_bytes
         if u < self.line_bytes or u % self.line_bytes or (u // self.line_bytes) & (u // self.line_bytes - 1):
             raise ValueError(f"atomic_unit_bytes={u}: a power-of-two multiple of line_bytes ({self.line_bytes})")
+        v = self.atomic_lane_unit_bytes
+        if v and (v < self.line_bytes or v % self.line_bytes or (v // self.line_bytes) & (v // self.line_bytes - 1)):
+            raise ValueError(f"atomic_lane_unit_bytes={v}: 0 or a power-of-two multiple of line_bytes "
+                             f"({self.line_bytes})")
+        if not v:
+            unused = sorted(k for k in ("atomic_alu_lane_cycles", "atomic_alu_return_lane_cycles",
+                                        "atomic_alu_switch_window_cycles") if k in self.model_fields_set)
+            if unused:
+                raise ValueError(f"{', '.join(unused)} set without atomic_lane_unit_bytes: the atomic ALUs are off, "
+                                 "so the value would be ignored")
+        if v and not self.atomic_alu_lane_cycles:
+            raise ValueError("atomic_lane_unit_bytes needs atomic_alu_lane_cycles > 0 (what each element operation "
+                             "costs the ALU); without it the ALUs would be free")
+        if bool(v) != bool(self.atomic_lane_units):
+            raise ValueError(f"atomic_lane_unit_bytes={v} and atomic_lane_units={self.atomic_lane_units}: set both "
+                             "(the ALUs and the span each serves) or neither")
         if self.lock_waiters_spin and not self.lock_retry_period_cycles:
             raise ValueError("lock_waiters_spin needs lock_retry_period_cycles > 0 (waiters retry that often); "
                              "with locks not modelled it would be ignored")

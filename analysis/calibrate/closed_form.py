@@ -400,6 +400,13 @@ def atomics(R: Results, out: dict) -> None:
     out["atomic_request_cycles"] = _p(("l1", "atomic_request_cycles"), st.fmean(req), "atomics_tput", tp[0]["file"],
                                       "one SM, 32 warps each on its own line: cycles per request, mean of red / atom",
                                       noise=_spread(req), integer=False, digits=2)
+    # the L2's atomic ALUs: 132 CTAs x 16 warps on 132 adjacent lines (one per CTA), 8 lines (a 1 KiB span) on each
+    # ALU: the cycles over the busiest ALU's 8 lines x 1,024 requests x 32 element operations
+    for key, o in ((("l2", "atomic_alu_lane_cycles"), "red_u32"), (("l2", "atomic_alu_return_lane_cycles"), "atom_u32")):
+        c = rows((o,), "cta_line", 132, (16,))[0]["cycles"]
+        out[key[1]] = _p(key, c / (8 * 16 * 64 * 32), "atomics_tput", tp[0]["file"],
+                         f"132 CTAs x 16 warps x 64 on one line per CTA (8 lines per 1 KiB ALU span): cycles / "
+                         f"(8 x 1,024 requests x 32 lanes) ({o})", integer=False, digits=4)
     for key, o in ((("l1", "atomic_same_word_lane_cycles"), "red_u32"),
                    (("l1", "atomic_same_word_return_cycles"), "atom_u32")):
         c = rows((o,), "warp_word", 1, (32,))[0]["cycles_per_warp_inst_per_sm"]

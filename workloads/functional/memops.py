@@ -821,6 +821,10 @@ def _d_atom(b, inst):
     return h
 
 
+ATOM_ELEMS_SHIFT = 19          # a global atomic's element operations in a3 bits 19-31 (lines below)
+ATOM_ELEMS_MAX = (1 << 13) - 1
+
+
 def _atom_serial_bits(b, idx, addrs, es, nv) -> None:
     """What a global atomic asks of the L2 units that serialise it (components/sm_core.py ``_atomg``), in a3's high
     bits: 32-44 the warp's lane-operations on its busiest word (same-address lanes are performed one after the
@@ -846,6 +850,9 @@ def _atom_serial_bits(b, idx, addrs, es, nv) -> None:
     n = np.zeros(W, dtype=np.int64)
     np.maximum.at(n, u >> 40, cnt)
     b.pay[:, 3] |= (np.minimum(k, 0x1FFF) | (np.minimum(n, 0x1FFF) << 13) | (wo << 26)) << 32
+    # a3 bits 19-31: the warp's element operations (active lanes x vector elements: what the L2's atomic ALUs
+    # perform; bits 0-18 keep its lines)
+    b.pay[:, 3] |= np.minimum(np.bincount(w, minlength=W) * nv, ATOM_ELEMS_MAX) << ATOM_ELEMS_SHIFT
     b.pay[:, 2] |= _atom_line_index(b, idx, addrs) << 40
 
 
