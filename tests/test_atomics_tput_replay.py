@@ -93,7 +93,8 @@ def test_atomic_alus_slow_many_lines_only_when_on():
     import tempfile
     with tempfile.TemporaryDirectory() as d:
         r = A2.tput_record(Path(d) / "r", "red_u32", "cta_line", 132, 4, 64)
-        off = {**MHZ, "l2.atomic_lane_unit_bytes": 0, "l2.atomic_lane_units": 0}
+        off = {**MHZ, "l2.atomic_lane_unit_bytes": 0, "l2.atomic_lane_units": 0, "l2.atomic_alu_lane_cycles": 0,
+               "l2.atomic_alu_return_lane_cycles": 0, "l2.atomic_alu_switch_window_cycles": 512}
         c_off = float(simulate(r, "h200", want_outputs=True, overrides=off).outputs["cyc"].max())
         c_on = float(simulate(r, "h200", want_outputs=True, overrides=MHZ).outputs["cyc"].max())
     hw = hw_cycles("red_u32", "cta_line", 132, 4)

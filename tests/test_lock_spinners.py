@@ -113,6 +113,8 @@ def test_atomic_alu_spec_refuses_half_settings(bad):
 def test_alu_values_without_the_alus_are_refused():
     from warpgraph.topologies import load_arch
 
-    with pytest.raises(Exception, match="atomic_alu_switch_window_cycles set without atomic_lane_unit_bytes"):
+    with pytest.raises(Exception, match="atomic_alu_switch_window_cycles set with atomic_lane_unit_bytes=0"):
         load_arch("h100", overrides=["l2.atomic_alu_switch_window_cycles=100"])
+    with pytest.raises(Exception, match="atomic_alu_lane_cycles, atomic_alu_return_lane_cycles set with"):
+        load_arch("h200", overrides=["l2.atomic_lane_unit_bytes=0", "l2.atomic_lane_units=0"])
     load_arch("h100")                                   # off, nothing set: fine

@@ -472,11 +472,11 @@ class L2Spec(Section):
             raise ValueError(f"atomic_lane_unit_bytes={v}: 0 or a power-of-two multiple of line_bytes "
                              f"({self.line_bytes})")
         if not v:
-            unused = sorted(k for k in ("atomic_alu_lane_cycles", "atomic_alu_return_lane_cycles",
-                                        "atomic_alu_switch_window_cycles") if k in self.model_fields_set)
+            unused = [k for k, off in (("atomic_alu_lane_cycles", 0.0), ("atomic_alu_return_lane_cycles", 0.0),
+                                       ("atomic_alu_switch_window_cycles", 512.0)) if getattr(self, k) != off]
             if unused:
-                raise ValueError(f"{', '.join(unused)} set without atomic_lane_unit_bytes: the atomic ALUs are off, "
-                                 "so the value would be ignored")
+                raise ValueError(f"{', '.join(unused)} set with atomic_lane_unit_bytes=0: the atomic ALUs are off, so "
+                                 "the value would be ignored (set it to 0, the window to 512, or leave the ALUs on)")
         if v and not self.atomic_alu_lane_cycles:
             raise ValueError("atomic_lane_unit_bytes needs atomic_alu_lane_cycles > 0 (what each element operation "
                              "costs the ALU); without it the ALUs would be free")
