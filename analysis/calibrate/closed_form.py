@@ -400,13 +400,34 @@ def atomics(R: Results, out: dict) -> None:
     out["atomic_request_cycles"] = _p(("l1", "atomic_request_cycles"), st.fmean(req), "atomics_tput", tp[0]["file"],
                                       "one SM, 32 warps each on its own line: cycles per request, mean of red / atom",
                                       noise=_spread(req), integer=False, digits=2)
-    # the L2's atomic ALUs: 132 CTAs x 16 warps on 132 adjacent lines (one per CTA), 8 lines (a 1 KiB span) on each
-    # ALU: the cycles over the busiest ALU's 8 lines x 1,024 requests x 32 element operations
+    # the L2's atomic ALUs. 132 CTAs x 16 warps, each CTA on its own line (132 adjacent lines), red: the span is the
+    # largest power-of-two bytes whose lines, all on one ALU, would not take a request faster than one line alone
+    # does (atomic_line_lane_cycles x 32); its per-lane cost sets atomic_alu_lane_cycles (atom_u32: the return rate)
+    one_line = 32.0 / st.median(lo)
+    red16 = rows(("red_u32",), "cta_line", 132, (16,))[0]["cycles"]
+    span = 128
+    while span < 1 << 16 and red16 / (2 * span // 128 * 16 * 64) >= one_line:
+        span *= 2
+    per = span // 128
+    out["atomic_lane_unit_bytes"] = _p(("l2", "atomic_lane_unit_bytes"), span, "atomics_tput", tp[0]["file"],
+                                       "largest power-of-two span whose 132-SM red (one line per CTA, 16 warps) "
+                                       "leaves a request no faster than one line alone")
     for key, o in ((("l2", "atomic_alu_lane_cycles"), "red_u32"), (("l2", "atomic_alu_return_lane_cycles"), "atom_u32")):
         c = rows((o,), "cta_line", 132, (16,))[0]["cycles"]
-        out[key[1]] = _p(key, c / (8 * 16 * 64 * 32), "atomics_tput", tp[0]["file"],
-                         f"132 CTAs x 16 warps x 64 on one line per CTA (8 lines per 1 KiB ALU span): cycles / "
-                         f"(8 x 1,024 requests x 32 lanes) ({o})", integer=False, digits=4)
+        out[key[1]] = _p(key, c / (per * 16 * 64 * 32), "atomics_tput", tp[0]["file"],
+                         f"132 CTAs x 16 warps x 64 on one line per CTA ({per} lines per ALU span): cycles / "
+                         f"({per} x 1,024 requests x 32 lanes) ({o})", integer=False, digits=4)
+    # ALUs: each warp on its own line, 16 warps per CTA (2,112 lines): the busiest ALU's lines at the red rate give
+    # its spans k; the ALUs are the power of two with ceil(spans / ALUs) = k
+    wl = rows(("red_u32",), "warp_line", 132, (16,))[0]["cycles"]
+    spans = 132 * 16 // per
+    k = max(1, round(wl / (64 * 32 * out["atomic_alu_lane_cycles"].raw) / per))
+    units = 1
+    while -(-spans // units) > k:
+        units *= 2
+    out["atomic_lane_units"] = _p(("l2", "atomic_lane_units"), units, "atomics_tput", tp[0]["file"],
+                                  f"132 CTAs x 16 warps each on its own line ({spans} spans): the busiest ALU takes "
+                                  f"{k} spans at the red rate; the fewest power-of-two ALUs that give it no more")
     for key, o in ((("l1", "atomic_same_word_lane_cycles"), "red_u32"),
                    (("l1", "atomic_same_word_return_cycles"), "atom_u32")):
         c = rows((o,), "warp_word", 1, (32,))[0]["cycles_per_warp_inst_per_sm"]
