@@ -162,8 +162,8 @@ class BusyCalendar:
 class AtomicUnits:
     """The L2's atomic units (components/memory.py ``MemorySystem.atomic_perform``): per group of lines
     (``l2.atomic_unit_bytes``; key ``line``) a unit that serves one request at a time for its lane-operations, and
-    per word (key ``word``, unique across lines) its read-modify-write, one lane-operation at a time. A request starts
-    when both its line unit and its busiest word's unit are free."""
+    per word (key ``word``, unique across lines) its read-modify-write, one lane-operation at a time, and (when the
+    caller passes them) the atomic ALUs of the request's spans. A request starts when all of its units are free."""
 
     def __init__(self, line_min: float = 0.0, word_min: float = 0.0, alu_window: float = 512.0):
         self.lines: dict[int, BusyCalendar] = {}

@@ -768,17 +768,19 @@ class MemorySystem:
             n = self.atom_alus
         each = elems * lane / n
         first = same * (self.atom_word_int + lane - self.atom_alu_lane)
-        out = [(self.atomic_alu(c0 << (sh + 1) | 1), first if first > each else each)]
+        out = [(self._span_alu(c0), first if first > each else each)]
         for j in range(1, n):
-            out.append((self.atomic_alu((c0 + j) << (sh + 1) | 1), each))
+            out.append((self._span_alu(c0 + j), each))
         return out
 
     def atomic_alu(self, key: int) -> int:
-        """The atomic ALU (1 .. ``l2.atomic_lane_units``) of the span holding line ``key`` (memops._atom_line_index):
-        spans of ``l2.atomic_lane_unit_bytes``, their index XOR-folded so that any run of ``atomic_lane_units`` (a power
-        of two) aligned consecutive spans takes every ALU once (TPUT: 132 adjacent lines never put two spans on one
-        ALU); the L2's own hash is not public."""
-        c = (key >> 1) >> self.atom_alu_shift
+        """The atomic ALU (1 .. ``l2.atomic_lane_units``) of the span holding line ``key`` (memops._atom_line_index)."""
+        return self._span_alu((key >> 1) >> self.atom_alu_shift)
+
+    def _span_alu(self, c: int) -> int:
+        """The ALU of span ``c`` (spans of ``l2.atomic_lane_unit_bytes``): its index XOR-folded so that any run of
+        ``atomic_lane_units`` (a power of two) aligned consecutive spans takes every ALU once (TPUT: 132 adjacent lines
+        never put two spans on one ALU); the L2's own hash is not public."""
         b = self.atom_alu_bits
         return (c ^ (c >> b) ^ (c >> 2 * b) ^ (c >> 3 * b)) % self.atom_alus + 1
 

@@ -430,7 +430,7 @@ class L2Spec(Section):
                                         "line_bytes): every request in it queues for that ALU, one element "
                                         "operation at a time (atomic_alu_lane_cycles each; same-word lanes "
                                         "atomic_word_cycles each). 0: no ALUs (the line units alone)")
-    atomic_lane_units: int = Field(0, ge=0, le=1 << 16, description="how many such ALUs the spans are hashed "
+    atomic_lane_units: int = Field(0, ge=0, le=1 << 16, description="how many such ALUs the spans are spread "
                                    "over (needs atomic_lane_unit_bytes; 0 with it 0)")
     atomic_alu_lane_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="cycles an atomic ALU takes per "
                                           "element operation of a request to a line other than the one it was "
@@ -464,16 +464,21 @@ class L2Spec(Section):
             raise ValueError("far_latency_cycles < near_latency_cycles")
         if self.line_bytes % self.sector_bytes:
             raise ValueError("line_bytes not a multiple of sector_bytes")
+        def whole_lines(n: int) -> bool:     # a power-of-two multiple of line_bytes
+            q, r = divmod(n, self.line_bytes)
+            return q >= 1 and not r and not q & (q - 1)
+
         u = self.atomic_unit_bytes
-        if u < self.line_bytes or u % self.line_bytes or (u // self.line_bytes) & (u // self.line_bytes - 1):
+        if not whole_lines(u):
             raise ValueError(f"atomic_unit_bytes={u}: a power-of-two multiple of line_bytes ({self.line_bytes})")
         v = self.atomic_lane_unit_bytes
-        if v and (v < self.line_bytes or v % self.line_bytes or (v // self.line_bytes) & (v // self.line_bytes - 1)):
+        if v and not whole_lines(v):
             raise ValueError(f"atomic_lane_unit_bytes={v}: 0 or a power-of-two multiple of line_bytes "
                              f"({self.line_bytes})")
         if not v:
-            unused = [k for k, off in (("atomic_alu_lane_cycles", 0.0), ("atomic_alu_return_lane_cycles", 0.0),
-                                       ("atomic_alu_switch_window_cycles", 512.0)) if getattr(self, k) != off]
+            fields = type(self).model_fields
+            unused = [k for k in ("atomic_alu_lane_cycles", "atomic_alu_return_lane_cycles",
+                                  "atomic_alu_switch_window_cycles") if getattr(self, k) != fields[k].default]
             if unused:
                 raise ValueError(f"{', '.join(unused)} set with atomic_lane_unit_bytes=0: the atomic ALUs are off, so "
                                  "the value would be ignored (set it to 0, the window to 512, or leave the ALUs on)")

@@ -404,7 +404,8 @@ def atomics(R: Results, out: dict) -> None:
     # largest power-of-two bytes whose lines, all on one ALU, would not take a request faster than one line alone
     # does (atomic_line_lane_cycles x 32); its per-lane cost sets atomic_alu_lane_cycles (atom_u32: the return rate)
     one_line = 32.0 / st.median(lo)
-    red16 = rows(("red_u32",), "cta_line", 132, (16,))[0]["cycles"]
+    cta16 = {o: rows((o,), "cta_line", 132, (16,))[0]["cycles"] for o in ints}
+    red16 = cta16["red_u32"]
     span = 128
     while span < 1 << 16 and red16 / (2 * span // 128 * 16 * 64) >= one_line:
         span *= 2
@@ -413,8 +414,7 @@ def atomics(R: Results, out: dict) -> None:
                                        "largest power-of-two span whose 132-SM red (one line per CTA, 16 warps) "
                                        "leaves a request no faster than one line alone")
     for key, o in ((("l2", "atomic_alu_lane_cycles"), "red_u32"), (("l2", "atomic_alu_return_lane_cycles"), "atom_u32")):
-        c = rows((o,), "cta_line", 132, (16,))[0]["cycles"]
-        out[key[1]] = _p(key, c / (per * 16 * 64 * 32), "atomics_tput", tp[0]["file"],
+        out[key[1]] = _p(key, cta16[o] / (per * 16 * 64 * 32), "atomics_tput", tp[0]["file"],
                          f"132 CTAs x 16 warps x 64 on one line per CTA ({per} lines per ALU span): cycles / "
                          f"({per} x 1,024 requests x 32 lanes) ({o})", integer=False, digits=4)
     # ALUs: each warp on its own line, 16 warps per CTA (2,112 lines): the busiest ALU's lines at the red rate give
