@@ -14,6 +14,16 @@
 //       full-line requests; tells the L2's atomic ALUs apart (the model: 1 KiB spans of 8 lines on 64 ALUs,
 //       l2.atomic_lane_unit_bytes / atomic_lane_units, fitted to atomics.cu TPUT): lines 128-512 B apart share
 //       an ALU, 1 KiB and more do not.
+//  AUT  (added 2026-12-07 after the H100 run contradicted the H200 TPUT fit) G CTAs of W warps, CTA b's warps all on
+//       line (b % lines), lane i word i (red.global.add.u32): atomics.cu TPUT cta_line is G=S W=16 lines=S stride=128
+//       (one SM per line, 2.75 requests a cycle on the H200 where 33 four-line units at AUF's 0.2 would give 6.6);
+//       the same lines from 8 one-warp CTAs each (G=8S W=1) tell a per-SM limit from a per-line one.
+//  AUV  vector and float atomics (the gallery's RMSNorm backward adds atom.global.acq_rel.add.v4.f32 into one row):
+//       8S one-warp CTAs, lane i on 16 B at i*16 of region (b % regions) (a warp covers 512 B = 4 lines; regions
+//       512 B apart): op 0 red.global.add.v4.f32, op 1 atom.global.gpu.acq_rel.add.v4.f32 with the results unused
+//       (Triton's form), op 2 red.global.add.f32 lane i word i of the region's first line (one line, 32 elements,
+//       the AUF request in f32), op 3 red.global.add.v2.f32 lane i on 8 B (256 B = 2 lines); elements_per_cycle
+//       = the float additions done GPU-wide a cycle.
 #include <cstdio>
 #include <vector>
 #include <algorithm>
@@ -55,6 +65,44 @@ __global__ void red_lines(unsigned* base, int lines, int stride_words, int k, lo
   __syncwarp();
   long long t1 = clock64();
   if (threadIdx.x == 0) cyc[b] = t1 - t0;
+}
+
+__global__ void red_cta_lines(unsigned* base, int lines, int stride_words, int k, long long* cyc) {
+  const int b = blockIdx.x;
+  unsigned* a = base + (size_t)(b % lines) * stride_words + (threadIdx.x & 31);
+  __syncthreads();
+  long long t0 = clock64();
+  for (int j = 0; j < k; ++j) asm volatile("red.global.gpu.relaxed.add.u32 [%0], 1;" :: "l"(a) : "memory");
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+  __syncthreads();
+  long long t1 = clock64();
+  if (threadIdx.x == 0) cyc[b] = t1 - t0;
+}
+
+template <int OP>
+__global__ void vec_red(float* base, int regions, int k, long long* cyc, unsigned* sink) {
+  const int b = blockIdx.x, lane = threadIdx.x & 31;
+  float* r = base + (size_t)(b % regions) * 128;  // 512 B a region
+  unsigned acc = 0;
+  __syncwarp();
+  long long t0 = clock64();
+  for (int j = 0; j < k; ++j) {
+    if (OP == 0)
+      asm volatile("red.global.gpu.relaxed.add.v4.f32 [%0], {%1, %1, %1, %1};" :: "l"(r + 4 * lane), "f"(1.0f) : "memory");
+    if (OP == 1) {
+      unsigned v0, v1, v2, v3;
+      asm volatile("atom.global.gpu.acq_rel.add.v4.f32 {%0, %1, %2, %3}, [%4], {%5, %5, %5, %5};"
+                   : "=r"(v0), "=r"(v1), "=r"(v2), "=r"(v3) : "l"(r + 4 * lane), "f"(1.0f) : "memory");
+    }
+    if (OP == 2) asm volatile("red.global.gpu.relaxed.add.f32 [%0], %1;" :: "l"(r + lane), "f"(1.0f) : "memory");
+    if (OP == 3)
+      asm volatile("red.global.gpu.relaxed.add.v2.f32 [%0], {%1, %1};" :: "l"(r + 2 * lane), "f"(1.0f) : "memory");
+  }
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+  __syncwarp();
+  long long t1 = clock64();
+  if (lane == 0) cyc[b] = t1 - t0;
+  if (acc == 0x9e3779b9u) sink[0] = acc;
 }
 
 static unsigned* d_buf;
@@ -106,6 +154,42 @@ int main() {
         const double c = (double)*std::max_element(h.begin(), h.end());
         printf("AUF G=%d lines=%d stride=%d K=64 rep=%d cycles=%.0f req_per_cycle=%.4f\n", 8 * S, lines, stride, rep,
                c, 8.0 * S * 64 / c);
+      }
+    }
+  for (int W : {1, 4, 16})
+    for (int stride : {128, 1024})
+      for (int G : {S, 8 * S}) {
+        if (G == 8 * S && W != 1) continue;
+        for (int lines : {S, 32}) {
+          if (lines == 32 && (W != 16 && G == S)) continue;
+          for (int rep = 0; rep < 3; ++rep) {
+            red_cta_lines<<<G, 32 * W>>>(d_buf, lines, stride / 4, 64, d_cyc);
+            CK(cudaDeviceSynchronize());
+            std::vector<long long> h(G);
+            CK(cudaMemcpy(h.data(), d_cyc, G * sizeof(long long), cudaMemcpyDeviceToHost));
+            const double c = (double)*std::max_element(h.begin(), h.end());
+            printf("AUT G=%d W=%d lines=%d stride=%d K=64 rep=%d cycles=%.0f req_per_cycle=%.4f\n", G, W, lines, stride,
+                   rep, c, (double)G * W * 64 / c);
+          }
+        }
+      }
+  CK(cudaMemset(d_buf, 0, 16 << 20));
+  for (int op = 0; op < 4; ++op)
+    for (int regions : {1, 2, 16}) {
+      for (int rep = 0; rep < 3; ++rep) {
+        float* fb = reinterpret_cast<float*>(d_buf);
+        const int G = 8 * S;
+        if (op == 0) vec_red<0><<<G, 32>>>(fb, regions, 32, d_cyc, d_sink);
+        if (op == 1) vec_red<1><<<G, 32>>>(fb, regions, 32, d_cyc, d_sink);
+        if (op == 2) vec_red<2><<<G, 32>>>(fb, regions, 32, d_cyc, d_sink);
+        if (op == 3) vec_red<3><<<G, 32>>>(fb, regions, 32, d_cyc, d_sink);
+        CK(cudaDeviceSynchronize());
+        std::vector<long long> h(G);
+        CK(cudaMemcpy(h.data(), d_cyc, G * sizeof(long long), cudaMemcpyDeviceToHost));
+        const double c = (double)*std::max_element(h.begin(), h.end());
+        const int elems = op == 0 || op == 1 ? 4 : (op == 3 ? 2 : 1);
+        printf("AUV op=%d G=%d regions=%d K=32 rep=%d cycles=%.0f req_per_cycle=%.4f elements_per_cycle=%.3f\n", op, G,
+               regions, rep, c, (double)G * 32 / c, (double)G * 32 * 32 * elems / c);
       }
     }
   printf("DONE\n");
