@@ -41,6 +41,9 @@ def run_command(
     utilization: Optional[Path] = typer.Option(None, "--utilization", help="Plot tensor / TMA / HBM / L2 / issue "
                                                "utilisation over time to this PNG (traced SMs; HBM/L2 GPU-wide)."),
     bucket: int = typer.Option(1000, "--bucket", help="Cycles per --utilization bucket."),
+    stall_profile: Optional[Path] = typer.Option(None, "--stall-profile", help="Write where the warp-cycles went, "
+                                                 "per PTX instruction and stall reason, as CSV (the model's "
+                                                 "counterpart of Nsight Compute's source view; runner/stall_profile.py)."),
     # --- run records and progress (cli/run_record.py, cli/ui.py)
     out: Optional[Path] = typer.Option(None, "--out", help="Write the run as a record to DIR: config.yaml "
                                        "(resolved architecture), record.json (record hash), metrics.json "
@@ -92,6 +95,9 @@ def run_command(
         raise UserError(f"--jobs must be >= 1, got {jobs}", location="--jobs", hint="a positive integer")
     if jobs is not None and mode != "timing":
         raise UserError("--jobs partitions a detailed timing run", location="--jobs", hint="--mode timing")
+    if stall_profile is not None and (jobs is not None or mode == "functional"):
+        raise UserError("--stall-profile needs a single-process timing run", location="--stall-profile",
+                        hint="--mode timing or sampled, without --jobs")
     record_path = str(record if record is not None else DEFAULT_RECORD)
     rec = load_record(record_path)
     with progress(f"{rec.name} on {arch}", quiet=quiet) as bar:
@@ -100,7 +106,7 @@ def run_command(
                        trace_sms=parse_trace_sms(trace_sms), trace_window=parse_trace_window(trace_window),
                        record_events=want_events, bundle=False if no_bundle else None, seed=seed, max_steps=max_steps,
                        max_wall_seconds=max_wall_seconds, waves=waves, lazy=lazy or None, jobs=jobs,
-                       trace_cache=False if no_trace_cache else None,
+                       trace_cache=False if no_trace_cache else None, stall_profile=stall_profile is not None,
                        on_phase=lambda name: bar.phase(f"{rec.name} on {arch}: {name}"), on_progress=bar.ctas)
     prov = _provenance(res, rec, arch, set_, seed, mode, record_path)
     if utilization is not None:
@@ -110,6 +116,13 @@ def run_command(
         utilization.parent.mkdir(parents=True, exist_ok=True)
         plot_utilization(df, utilization, title=f"{res.record} on {res.arch}",
                          clock_mhz=(res.events.meta.get("clock_mhz") if res.events is not None else None))
+    if stall_profile is not None and res.instruction_stalls is not None:
+        stall_profile.parent.mkdir(parents=True, exist_ok=True)
+        res.instruction_stalls.to_csv(stall_profile, index=False)
+        top = res.instruction_stalls.nlargest(3, "stalled")
+        typer.echo(f"stall profile: {stall_profile} ({len(res.instruction_stalls)} instructions; most stalled: "
+                   + "; ".join(f"line {int(r.line)} {str(r.ptx).split()[0]} {r.stall_share:.0%}"
+                               for r in top.itertuples()) + ")", err=True)
     if save_outputs is not None and res.outputs:
         import numpy as np
 

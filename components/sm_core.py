@@ -105,6 +105,7 @@ PIPE_THROTTLE = (S.NOT_SELECTED, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.M
                  S.MATH_PIPE_THROTTLE, S.MIO_THROTTLE, S.MIO_THROTTLE, S.LG_THROTTLE,
                  S.MATH_PIPE_THROTTLE, S.MISC, S.MIO_THROTTLE)
 _WAIT, _NOT_SELECTED = S.WAIT, S.NOT_SELECTED    # module constants the hot loop reads (one global load each)
+_SELECTED = S.SELECTED
 #: fixed-latency pipes: ptxas covers a warp's own back-to-back use of them with the stall count (``wait``)
 OWN_WAIT = tuple(p in (P_FMA, P_ALU, P_FP16, P_FP64, P_TENSOR) for p in range(len(PIPES)))
 
@@ -367,6 +368,10 @@ class SMCore:
         # event recording (core/tracing.py): the hot loop tests the local bool ``rec_on`` only
         self.rec = NULL_RECORDER
         self.rec_on = False
+        #: per-instruction stall profile (runner/stall_profile.py; ``simulate(..., stall_profile=True)``): one row of
+        #: warp-cycles per stall reason for each static instruction (the last row: a warp's end, i = -1), the
+        #: ``selected`` column holding its issue cycles; None (the default): not kept, one test per stalled issue
+        self.stall_prof: list[list[int]] | None = None
         self._mwait: dict[int, tuple[int, int]] = {}     # bundle -> (mbarrier key, wait start) while parked
         # ``ghost(W, k, t, late)``: called before and after a cp.async / TMA load issues (sampled mode's fills of the CTAs a
         # sampled CTA stands for: runner/ghost_fills.py); None in detailed mode
@@ -778,6 +783,7 @@ class SMCore:
         bper = T.bper
         wgtok = T.wgtok
         rec_on = self.rec_on
+        prof = self.stall_prof
         while True:
             best = None
             bt = INF
@@ -949,6 +955,8 @@ class SMCore:
                                 td = x
                                 rd = rk[r]
                 if tt > c0:
+                    if prof is not None:
+                        s0 = stall[:]   # the charges below, by reason, go to instruction i's row (after them)
                     if rec_on:
                         self._trace_stalls(W, tlast + 1, tt, ht, td, rd, ow, tp, ts, p)
                     if ht > c0:
@@ -977,6 +985,11 @@ class SMCore:
                         c0 = x
                     if tt > c0:
                         stall[_NOT_SELECTED] += (tt - c0) * m
+                    if prof is not None:
+                        row = prof[i]
+                        for k, x in enumerate(stall):
+                            if x != s0[k]:
+                                row[k] += x - s0[k]
                 if c:
                     if tcf is not None and rfp and tcf[sm] > tt >= tcb[sm]:
                         # wgmma accumulator traffic in flight on this SM takes the share u of the sub-partition's
@@ -1017,6 +1030,8 @@ class SMCore:
                     t = tt
                 issued += c
                 opc[op] += m
+                if prof is not None:
+                    prof[i][_SELECTED] += c * m
                 pi = i
                 if XS is not None and c:
                     x = XS[i]
@@ -1055,8 +1070,12 @@ class SMCore:
                     if c and kmax > 1:
                         # each warp's EXIT took c of the bundle's c*kmax slots: it waits out the rest
                         stall[S.DRAIN if te > t else S.NOT_SELECTED] += c * (kmax - 1) * m
+                        if prof is not None:
+                            prof[i][S.DRAIN if te > t else S.NOT_SELECTED] += c * (kmax - 1) * m
                     if te > t:
                         stall[S.DRAIN] += (te - t) * m
+                        if prof is not None:
+                            prof[i][S.DRAIN] += (te - t) * m
                     if rec_on:
                         if te > t:
                             self.rec.warp_stall(sm, W.g, t, te, S.DRAIN)

@@ -43,6 +43,9 @@ class RunResult:
     measured: dict | None = field(default=None, repr=False)
     events: Any = field(default=None, repr=False)    # core.tracing.TraceEvents when events were recorded
     spec: Any = field(default=None, repr=False)      # the ArchSpec simulated (peaks for utilization())
+    #: per PTX instruction: issue cycles and stall warp-cycles by reason (simulate(..., stall_profile=True);
+    #: runner/stall_profile.py), else None
+    instruction_stalls: Any = field(default=None, repr=False)
 
     def utilization(self, bucket_cycles: int = 1000, **kw):
         """Per-unit utilisation over time (pandas DataFrame: ``t_start, t_end, issue_pct, tensor_pct, tma_pct,

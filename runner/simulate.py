@@ -213,7 +213,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
              max_steps: int | None = None, bundle: bool | None = None, trace_window=None, trace_sms=None,
              record_events: bool = False, trace_max_events: int = 2_000_000, on_phase=None,
              max_wall_seconds: float | None = None, on_progress=None, jobs: int | None = None,
-             trace_cache=None, waves: int | None = None, lazy: bool | None = None) -> RunResult:
+             trace_cache=None, waves: int | None = None, lazy: bool | None = None,
+             stall_profile: bool = False) -> RunResult:
     """Simulate one launch record on an architecture (Contract 5).
 
     Tracing (timing / sampled modes): ``trace_path`` writes a Chrome/Perfetto trace-event JSON (``.json`` or
@@ -235,7 +236,10 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     pass once). None / True: in memory and on disk (``traces/`` under ``$WARPGRAPH_CACHE_DIR``, default ``~/.cache/warpgraph/traces``);
     a folder: in memory and on disk there; ``"memory"``: this process only; False: off. Runs that want outputs
     (``want_outputs`` / ``check``) or set a functional budget always run the functional pass.
-    ``metrics["trace_cache"]`` says ``hit``, ``miss`` or ``off``."""
+    ``metrics["trace_cache"]`` says ``hit``, ``miss`` or ``off``.
+
+    ``stall_profile`` (timing / sampled modes, not with ``jobs``): keep where the warp-cycles went, per PTX
+    instruction and stall reason, as ``RunResult.instruction_stalls`` (runner/stall_profile.py)."""
     from warpgraph.topologies import load_arch
     from warpgraph.workloads.record import LaunchRecord, load_record
 
@@ -244,6 +248,9 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     phase("loading")
     if mode not in ("timing", "functional", "sampled", "waves"):
         raise UserError(f"unknown mode {mode!r}", hint="timing, functional, sampled or waves")
+    if stall_profile and (jobs is not None or mode == "functional"):
+        raise UserError("a stall profile needs a single-engine timing run",
+                        hint="mode 'timing' or 'sampled' without jobs")
     if jobs is not None and mode != "timing":
         raise UserError(f"jobs={jobs} partitions a detailed timing run, not mode {mode!r}",
                         hint="mode='timing', or no jobs")
@@ -393,7 +400,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         return run_timing(trace, spec, record=record, max_cycles=max_cycles, units=knobs.get("units", "auto"),
                           policy=knobs.get("policy"), n_sms=knobs.get("n_sms"), registers=knobs.get("registers"),
                           shared_bytes=knobs.get("shared_bytes"), sass_overrides=sass_ov or None, bundle=bundle,
-                          window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress)
+                          window=knobs.get("window"), sample=smp, recorder=rec, on_progress=on_progress,
+                          stall_profile=stall_profile)
 
     out = _time(trace)
     if wplan is not None and smp is not None:
@@ -479,7 +487,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     g.set("wall_seconds", wall)
     g.set("functional_wall_seconds", functional_s)
     return RunResult(m, stats.to_frame(annotated=True), outputs if want_outputs or check else None, chk, record.name, spec.name,
-                     mode, measured, events=events, spec=spec)
+                     mode, measured, events=events, spec=spec,
+                     instruction_stalls=getattr(out, "stall_profile", None))
 
 
 def parse_trace_window(text) -> tuple[int, int] | None:

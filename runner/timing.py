@@ -824,6 +824,7 @@ class TimingOutcome:
     clock_issue: dict = field(default_factory=dict)
     occupancy: object = None
     core: object = None
+    stall_profile: object = None     # pandas DataFrame (run_timing(stall_profile=True)) or None
 
 
 def sm_occupancy(spec, program, record=None, *, threads_per_cta: int, registers: int | None = None,
@@ -874,7 +875,8 @@ def l1_bytes_per_sm(spec, occ) -> int:
 def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, units: str = "auto",
                policy: str | None = None, n_sms: int | None = None, shared_bytes: int | None = None,
                registers: int | None = None, sass_overrides: dict | None = None, bundle: bool = True,
-               window: int | None = None, sample=None, recorder=None, on_progress=None) -> TimingOutcome:
+               window: int | None = None, sample=None, recorder=None, on_progress=None,
+               stall_profile: bool = False) -> TimingOutcome:
     """Replay ``trace`` (Contract 2) on ``spec`` (Contract 4). Raises SimulationError on a hang / cycle limit.
 
     ``bundle``: replay the identical-stream warps of a CTA as one bundle (fast, default) or every warp alone.
@@ -882,7 +884,8 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
     :class:`warpgraph.runner.sampling.Sample` (sampled mode: only its SMs run, with their CTA assignment).
     ``recorder``: an event recorder (core/tracing.py ``TraceRecorder``) given to the core and every unit; a
     recorder with ``auto_sms = True`` keeps the first 4 SMs that run CTAs. ``on_progress(ctas_done, n_ctas, cycle)``
-    is called as each CTA retires (the CLI's progress bar; it cannot change the simulation)."""
+    is called as each CTA retires (the CLI's progress bar; it cannot change the simulation). ``stall_profile``:
+    keep the per-instruction stall profile (runner/stall_profile.py) as ``TimingOutcome.stall_profile``."""
     t_wall = time.perf_counter()
     prog = trace.program
     tables = lower(prog, spec, sass_overrides=sass_overrides, record=record)
@@ -924,6 +927,10 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
                   merge_subpartitions=merge)
     if on_progress is not None:
         core.on_cta = on_progress
+    if stall_profile:
+        from warpgraph.runner.stall_profile import new_profile
+
+        core.stall_prof = new_profile(len(tables.op))
     ghost = None
     if sample is not None and getattr(sample, "ghost_fills", False) and getattr(sample, "ghosts", None):
         from warpgraph.runner.ghost_fills import GhostFills
@@ -949,6 +956,10 @@ def run_timing(trace, spec=None, *, record=None, max_cycles: int | None = None, 
     wall = time.perf_counter() - t_wall
     out = _outcome(core, eng, cfg, occ, tables, (mem, smem, tma, mbar, tc), unit_names, wall, spec)
     _component_stats(out.stats, core, machine, trace)
+    if core.stall_prof is not None:
+        from warpgraph.runner.stall_profile import profile_frame
+
+        out.stall_profile = profile_frame(core.stall_prof, tables)
     m = out.metrics
     fabric_metrics(m, trace)
     m["bundles"] = groups.bundles
