@@ -6,7 +6,7 @@
 # r32 c3000's `wait`, and two GEMMs. Clocks as found (--clock-control none), cold L2 (--cache-control all); never
 # changes clocks or resets the GPU. usage: OUT=DIR microbench/source_stalls/device_run.sh [RECORD_DIR ...]
 # Writes $OUT/ss/<record>.csv (ncu --page source --csv --print-source sass), <record>.raw.csv (--page raw),
-# smi_before/after, versions; parse with python3 microbench/source_stalls/parse_source_stalls.py $OUT/ss.
+# <record>.pcsamp.json (per-PC samples through ncu_report: dump_pcsamp.py), smi_before/after, versions; parse with python3 microbench/source_stalls/parse_source_stalls.py $OUT/ss.
 set -u
 cd "$(dirname "$0")/../.."
 D=$OUT/ss; mkdir -p $D
@@ -32,6 +32,8 @@ for r in $RECS; do
   ncu -i $D/$n.ncu-rep --page source --csv --print-source sass > $D/$n.csv 2> $D/$n.err
   echo "source rc=$? lines=$(wc -l < $D/$n.csv)"; head -c 600 $D/$n.csv; echo
   ncu -i $D/$n.ncu-rep --page raw --csv > $D/$n.raw.csv 2>> $D/$n.err
+  timeout 60 python3 microbench/source_stalls/dump_pcsamp.py $D/$n.ncu-rep > $D/$n.pcsamp.json 2>> $D/$n.err
+  echo "pcsamp rc=$? bytes=$(wc -c < $D/$n.pcsamp.json)"
   gzip -f $D/$n.ncu-rep
 done
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem --format=csv > $D/smi_after.csv 2>&1
