@@ -12,6 +12,7 @@ ENTRY = "_Z5k_sctILi{b}EEvPcPyji"
 DYN = 150 * 1024
 REPS = 16
 REGION = 256 << 10
+RESULTS = "microbench/results/h200_store_scatter/store_scatter.json"   # set to the run the replays compare with
 # (grid, warps, layout, width): coalesced / mma-fragment rows / 32 rows / half sectors / 4 rows, one SM's 4 warps
 CASES = [(1, 4, 0, 4), (1, 4, 1, 4), (1, 4, 2, 4), (1, 4, 3, 4), (1, 4, 3, 16), (1, 4, 4, 4), (1, 4, 0, 16),
          (1, 8, 1, 4)]
@@ -32,7 +33,7 @@ def main():
                      generator="microbench/make_store_scatter_records.py",
                      what=f"SCT grid={g} warps={w} layout={layout} width={b}: out[2b] = CTA b's cycles for {REPS} "
                           f"rounds of 8 plain st.global per warp",
-                     hardware={"results": "microbench/results (store_scatter, not run yet)", "bench": "store_scatter",
+                     hardware={"results": RESULTS, "bench": "store_scatter",
                                "params": {"grid": g, "warps": w, "layout": layout, "width": b, "reps": 64}},
                      compiler=nv, grid=(g, 1, 1), block=(32 * w, 1, 1), shared_bytes=DYN,
                      buffers={"buf": {"dtype": "uint8", "shape": [g * REGION], "init": "zeros",
