@@ -46,14 +46,17 @@ def main():
         if not ks:
             print(f"== {name}: no per-PC samples ({f.read_text()[:200]})")
             continue
-        rows = ks[0]["rows"]
+        # the record's kernel: ncu also sampled torch's buffer-initialisation kernels of the same process
+        ks = [k for k in ks if "elementwise" not in str(k["kernel"])] or ks
+        k0 = max(ks, key=lambda k: sum(r["samples"] for r in k["rows"]))
+        rows = k0["rows"]
         res[name] = rows
         tot = sum(r["samples"] for r in rows) or 1
         by = {}
         for r in rows:
             for k, v in r["reasons"].items():
                 by[k] = by.get(k, 0) + v
-        print(f"== {name} ({ks[0]['kernel']}): {tot:.0f} samples over {len(rows)} instructions")
+        print(f"== {name} ({k0['kernel']}): {tot:.0f} samples over {len(rows)} instructions")
         print("   " + ", ".join(f"{k} {v / tot:.1%}" for k, v in sorted(by.items(), key=lambda x: -x[1]) if v / tot > 0.005))
         for r in sorted(rows, key=lambda r: -r["samples"])[: a.top]:
             s = re.sub(r"\s+", " ", r["sass"])[:60]
