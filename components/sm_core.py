@@ -106,6 +106,7 @@ PIPE_THROTTLE = (S.NOT_SELECTED, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.M
                  S.MATH_PIPE_THROTTLE, S.MISC, S.MIO_THROTTLE)
 _WAIT, _NOT_SELECTED = S.WAIT, S.NOT_SELECTED    # module constants the hot loop reads (one global load each)
 _SELECTED = S.SELECTED
+_GMMA = S.GMMA
 #: fixed-latency pipes: ptxas covers a warp's own back-to-back use of them with the stall count (``wait``)
 OWN_WAIT = tuple(p in (P_FMA, P_ALU, P_FP16, P_FP64, P_TENSOR) for p in range(len(PIPES)))
 
@@ -222,7 +223,7 @@ class _Warp:
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
                  "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
-                 "wake", "gack", "stall", "hot", "pi", "cs_t", "bk")
+                 "wake", "gack", "stall", "hot", "pi", "cs_t", "bk", "hsplit")
 
 
 class _WgSplit:
@@ -491,6 +492,7 @@ class SMCore:
             W.tlast = t - 1
             W.hold_t = t + cfg.warp_start_latency
             W.hold_r = S.NO_INSTRUCTION
+            W.hsplit = 0     # a hold's part before this cycle is gmma (a split warpgroup's wgmma wait: _wg_resolve)
             W.cs_t = 0
             W.bk = {}        # taken executions per unrolled-loop back edge (T.bper)
             self.age += 1
@@ -549,6 +551,12 @@ class SMCore:
             return
         if ht > c0:
             x = ht if ht < tt else tt
+            y = W.hsplit
+            if y > c0:
+                if y > x:
+                    y = x
+                rec.warp_stall(sm, g, c0, y, S.GMMA)
+                c0 = y
             rec.warp_stall(sm, g, c0, x, W.hold_r)
             c0 = x
         cw = W.cs_t if self._xs is not None else 0
@@ -961,6 +969,15 @@ class SMCore:
                         self._trace_stalls(W, tlast + 1, tt, ht, td, rd, ow, tp, ts, p)
                     if ht > c0:
                         x = ht if ht < tt else tt
+                        if W.hsplit:
+                            # a parked wgmma.wait_group: gmma until the warpgroup's last warp issued (_wg_resolve)
+                            y = W.hsplit
+                            W.hsplit = 0
+                            if y > c0:
+                                if y > x:
+                                    y = x
+                                stall[_GMMA] += (y - c0) * m
+                                c0 = y
                         stall[W.hold_r] += (x - c0) * m
                         c0 = x
                     if XS is not None and W.cs_t > c0:
@@ -1789,7 +1806,7 @@ class SMCore:
                 del cache[key]
                 d = tc.wgmma(ent[1], W.sm, (W.cta, x), pf * size, ps * size, n, bool(a_regs), dtype)
                 for X in ent[2]:
-                    self._wg_resolve(X, ordn, d)
+                    self._wg_resolve(X, ordn, d, ent[1])
             else:
                 d = tc.wgmma(tt, W.sm, (W.cta, x), pf * size, ps * size, n, bool(a_regs), dtype)
             r = getattr(tc, "last_release", 0)
@@ -1804,7 +1821,7 @@ class SMCore:
             st = self.wg_st[W.g]
             pd = st.pend.get(ordn)
             if pd is None:
-                pd = st.pend[ordn] = [0, 0]
+                pd = st.pend[ordn] = [0, 0, 0]
             pd[0] += pend
             if done > pd[1]:
                 pd[1] = done
@@ -1813,8 +1830,11 @@ class SMCore:
                 rfb = tc.wgmma_rf_traffic(n)[0]
         return done, rel, rfb
 
-    def _wg_resolve(self, X: _Warp, ordn: int, d: int) -> None:
-        """Op ``ordn`` of early bundle ``X``'s warpgroup completes at ``d`` (its last warp issued it)."""
+    def _wg_resolve(self, X: _Warp, ordn: int, d: int, start: int = 0) -> None:
+        """Op ``ordn`` of early bundle ``X``'s warpgroup completes at ``d`` (its last warp issued it at ``start``).
+        A ``wgmma.wait_group`` parked on it waits as ``gmma`` until ``start`` (Nsight Compute's warpgroup_arrive:
+        the warpgroup's other warps have not arrived) and as ``barrier`` from then to ``d`` (WARPGROUP.DEPBAR; per-SASS
+        warp-state samples of the cluster GEMM, microbench/results/h100_units_stores_stalls_2026-12-07)."""
         st = self.wg_st.get(X.g)
         if st is None or X.done:
             return
@@ -1822,6 +1842,8 @@ class SMCore:
         pd[0] -= 1
         if d > pd[1]:
             pd[1] = d
+        if start > pd[2]:
+            pd[2] = start
         if pd[0]:
             return
         del st.pend[ordn]
@@ -1831,7 +1853,10 @@ class SMCore:
             for q in [q for q in st.done if q < ordn]:
                 del st.done[q]
             c = pd[1] if pd[1] > w[1] else w[1]
-            self._wake(X, c, S.GMMA)
+            if X.hold_t >= INF and X.hold_r == S.GMMA:
+                X.hsplit = pd[2]
+                X.hold_r = S.BARRIER
+            self._wake(X, c, S.BARRIER)
         else:
             st.done[ordn] = pd[1]
 

@@ -106,3 +106,25 @@ def test_late_warp_delays_the_whole_warpgroups_wgmma_bundled():
     spin_big, _ = _run(True, 60)
     spin = spin_big[0] - spin_small[0]
     assert m1["cycles"] - m0["cycles"] == pytest.approx(spin, abs=8)
+
+
+def _stalls(delay: int):
+    d = {"format": "launch-record/1", "name": "wg_skew", "entry": "k", "grid": [1, 1, 1], "block": [128, 1, 1],
+         "buffers": {"out": {"dtype": "uint64", "shape": [4], "init": "zeros"}},
+         "params": [{"ptr": "out"}, {"u32": delay}, {"u32": 100}]}
+    r = wg.simulate(record_from_dict(d, ptx_text=_ptx(False)), "h200")
+    st = r.stats
+    rows = st[st.component == "sm0.stalls"].set_index("stat").value
+    return {k: int(rows.get(k, 0)) for k in ("gmma", "barrier")}
+
+
+def test_waiting_for_the_late_warp_is_gmma_and_for_the_op_barrier():
+    """Nsight Compute's per-SASS samples (microbench/results/h100_units_stores_stalls_2026-12-07): the warps that
+    wait for the warpgroup's last warp show `warpgroup_arrive` (the WarpStateStats `gmma`), the wait for the op's
+    completion shows at WARPGROUP.DEPBAR as `barrier`. Warp 0 spinning longer adds to warps 1-3's gmma only."""
+    s0, s1 = _stalls(1), _stalls(60)
+    spin = _run(True, 60)[0][0] - _run(True, 1)[0][0]
+    assert s1["gmma"] - s0["gmma"] == pytest.approx(3 * spin, rel=0.05)
+    assert s1["barrier"] == pytest.approx(s0["barrier"], rel=0.02) and s0["barrier"] > 0
+    # the op's own latency after the last warp issued is every warp's barrier wait, none of it gmma
+    assert s1["gmma"] - 3 * spin < 0.1 * s1["barrier"]
