@@ -192,6 +192,8 @@ class CoreConfig:
         self.l1_tag_cycles_per_line = 0.0  # L1TEX stage cycles per 128-B line looked up (l1.tag_cycles_per_line)
         self.store_cycles_per_byte = 0.0   # the SM's store data path (1 / l1.store_bytes_per_cycle; 0: none)
         self.store_queue_bytes = 0.0       # store data held ahead of that path before the LSU stalls
+        self.store_partial_line = 0.0      # ... cycles a line with a partly written sector takes at least
+        self.store_partial_sector = 0.0    # ... cycles per partly written sector (l1.store_partial_*_cycles)
         self.atom_request = 0.0          # the SM's atomic unit per warp request (l1.atomic_request_cycles; 0: none)
         self.atom_lane_red = 0.0         # ... per lane on the busiest word of a red / an atom (l1.atomic_same_word_*)
         self.atom_lane_ret = 0.0
@@ -1163,7 +1165,7 @@ class SMCore:
                         e1 = s1 + c1
                         l1s[sm] = e1
                         if op == OP_STG and sectors and self.cfg.store_cycles_per_byte:
-                            e1 = self._store_path(sm, tt, e1, sectors)
+                            e1 = self._store_path(sm, tt, e1, sectors, a2)
                         te = int(e1) + (e1 > int(e1))
                         if sectors:
                             self.global_sectors += sectors
@@ -1173,8 +1175,10 @@ class SMCore:
                             # time (engine order; a future reservation would block every other SM's requests)
                             a1 = W.a1[k]
                             if mem is not None:
+                                # (a store's a2 bits 24-39 are its partial sectors, not warm lines)
                                 done = mem.global_access(tt, sm, T.aux[i], sectors, a1, lines,
-                                                         a2 & 0xFFFFFFFFFF, m) + (te - tt)
+                                                         a2 & (0xFFFFFF if op == OP_STG else 0xFFFFFFFFFF),
+                                                         m) + (te - tt)
                             else:
                                 done = te + LAT[i]
                             if op == OP_LDG and a1 >> 32:
@@ -1536,19 +1540,30 @@ class SMCore:
         for lk in [lk for lk, d in pend.items() if d <= t]:
             del pend[lk]
 
-    def _store_path(self, sm: int, tt: int, e1: float, sectors: int) -> float:
+    def _store_path(self, sm: int, tt: int, e1: float, sectors: int, a2: int = 0) -> float:
         """A store's data leaves SM ``sm`` for L2 through its store path after the L1TEX stage (``e1``): one
         ``l1.store_bytes_per_cycle`` server per SM (H200 microbench sm_store_rate, 2026-12-05: 32.0 B/cycle for
         1-66 SMs, 2-32 warps, 4-16 B per lane, st.global and st.global.cg alike; loads of the same pattern reach
         106). Once more than ``l1.store_queue_bytes`` wait for it, the SM's LSU pipes are held (lg_throttle) until
-        the excess has left (bursts of 16 / 32 / 128 KiB: 484 / 1,001 / 4,162 cycles, ~0.8 KiB queued). Returns
-        when this store's data has left."""
+        the excess has left (bursts of 16 / 32 / 128 KiB: 484 / 1,001 / 4,162 cycles, ~0.8 KiB queued). Partly
+        written sectors (trace a2 bits 24-31: their lines, 32-39: the sectors; workloads/functional/memops.py
+        ``partial_store_sectors``) take max(lines x ``l1.store_partial_line_cycles``, sectors x
+        ``l1.store_partial_sector_cycles``) instead of a full sector's time each (microbench store_scatter, H100
+        2026-12-07: one SM's warp store of 8 lines x 16 B 15.7 cycles, 32 lines x 4-16 B 62.7, 2 lines x 8 half sectors
+        9.8, 4 full sectors 4.2-5.2). Returns when this store's data has left."""
         cfg = self.cfg
         sp = self.st_path
         s0 = sp[sm]
         if s0 < e1:
             s0 = e1
-        s1 = s0 + sectors * SECTOR_BYTES * cfg.store_cycles_per_byte
+        pl = (a2 >> 24) & 0xFF
+        if pl and (cfg.store_partial_line or cfg.store_partial_sector):
+            ps = (a2 >> 32) & 0xFF
+            x = pl * cfg.store_partial_line
+            y = ps * cfg.store_partial_sector
+            s1 = s0 + (sectors - ps) * SECTOR_BYTES * cfg.store_cycles_per_byte + (x if x > y else y)
+        else:
+            s1 = s0 + sectors * SECTOR_BYTES * cfg.store_cycles_per_byte
         sp[sm] = s1
         hold = s1 - cfg.store_queue_bytes * cfg.store_cycles_per_byte
         if hold > tt:

@@ -470,6 +470,8 @@ def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> Co
         atom_lane_red=float(spec.l1.atomic_same_word_lane_cycles),
         atom_lane_ret=float(spec.l1.atomic_same_word_return_cycles),
         store_queue_bytes=float(spec.l1.store_queue_bytes),
+        store_partial_line=float(spec.l1.store_partial_line_cycles),
+        store_partial_sector=float(spec.l1.store_partial_sector_cycles),
     )
 
 

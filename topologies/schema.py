@@ -344,6 +344,12 @@ class L1Spec(Section):
     store_queue_bytes: float = Field(0.0, ge=0, le=1 << 24, description="store data an SM holds ahead of its store "
                                      "path before its warps' global memory instructions wait (lg_throttle); "
                                      "with store_bytes_per_cycle only")
+    store_partial_line_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="store-path cycles a 128-B line "
+                                             "with a partly written 32-B sector holds at least (0 with "
+                                             "store_partial_sector_cycles 0: a partial sector costs as a full one)")
+    store_partial_sector_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="store-path cycles per "
+                                               "partly written 32-B sector; a warp store's partial part takes "
+                                               "max(lines x store_partial_line_cycles, sectors x this)")
     # the SM's atomic unit (components/sm_core.py ``_atomg``; H200 microbench/src/atomics.cu TPUT); 0 = not modelled
     atomic_request_cycles: float = Field(0.0, ge=0, le=MAX_CYCLES, description="cycles the SM's atomic unit takes "
                                          "per warp atom / red request (lanes on distinct words)")
@@ -359,6 +365,9 @@ class L1Spec(Section):
     def _check(self):
         if self.store_queue_bytes and self.store_bytes_per_cycle is None:
             raise ValueError("store_queue_bytes needs store_bytes_per_cycle (the queue drains at that rate)")
+        if (self.store_partial_line_cycles or self.store_partial_sector_cycles) and self.store_bytes_per_cycle is None:
+            raise ValueError("store_partial_line_cycles / store_partial_sector_cycles need store_bytes_per_cycle "
+                             "(they cost time on that store path)")
         if self.line_bytes % self.sector_bytes:
             raise ValueError(f"line_bytes={self.line_bytes} not a multiple of sector_bytes={self.sector_bytes}")
         return self

@@ -160,6 +160,33 @@ def _l1_filter(b, l1m, ks, kw, pay, W):
 #: a2 bits 24-39 of a global read (ld.global, cp.async): the request's warm lines (:func:`_warm_lines`); the
 #: request's bytes stay in bits 0-23, L1TEX wavefronts in 40+ (components/memory.py ``global_access``)
 WARM_SHIFT = 24
+#: a2 bits 24-31 / 32-39 of a global store: its 128-B lines with a partly written 32-B sector and those sectors
+#: (:func:`partial_store_sectors`; components/sm_core.py ``_store_path``)
+PARTIAL_LINES_SHIFT = 24
+PARTIAL_SECTORS_SHIFT = 32
+
+
+def partial_store_sectors(W, idx, addrs, width):
+    """Per warp of a store: (lines holding a partly written sector, partly written sectors), packed as a2 bits
+    (``PARTIAL_LINES_SHIFT``, ``PARTIAL_SECTORS_SHIFT``). A sector is partly written when the warp's distinct
+    bytes in it are fewer than 32 (lanes writing the same address count once). The SM's store path takes longer for
+    them (microbench store_scatter, H100 2026-12-07: 8 lines with 16 B each 15.7 cycles a warp store, 4 full
+    sectors 4.2-5.2). Accesses wider than 16 B (never partial in practice) are not counted."""
+    out = np.zeros(W, dtype=np.int64)
+    if len(idx) == 0 or width > 16:
+        return out
+    w = (idx >> 5).astype(np.int64)
+    o = (addrs - GLOBAL_BASE).astype(np.int64)
+    ua = np.unique((w << 40) | o)                     # distinct (warp, address); aligned accesses stay in a sector
+    sk, cnt = np.unique(ua >> 5, return_counts=True)  # (warp << 35) | sector -> distinct lanes' addresses in it
+    part = cnt * width < 32
+    if not part.any():
+        return out
+    ps = sk[part]
+    out += np.bincount(ps >> 35, minlength=W)[:W].astype(np.int64) << PARTIAL_SECTORS_SHIFT
+    pl = np.unique(ps >> 2)                           # (warp << 33) | line
+    out += np.bincount(pl >> 33, minlength=W)[:W].astype(np.int64) << PARTIAL_LINES_SHIFT
+    return out
 
 
 def _warm_lines(b, lw, ln, miss_lines):
@@ -194,6 +221,8 @@ def gmem_payload(b, idx, addrs, width, nbytes=None, write=False, l1=False, wavef
     if b.warm_lines is not None:
         pay[:, 2] += b.warm_lines << WARM_SHIFT
         b.warm_lines = None
+    if write:
+        pay[:, 2] += partial_store_sectors(b.W, idx, addrs, width)
     if wavefronts:
         pay[:, 2] += smem_wavefronts(b, idx, addrs - GLOBAL_BASE, width) << 40   # word offsets fit 32 bits
     return pay
