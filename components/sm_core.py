@@ -106,7 +106,7 @@ PIPE_THROTTLE = (S.NOT_SELECTED, S.MATH_PIPE_THROTTLE, S.MATH_PIPE_THROTTLE, S.M
                  S.MATH_PIPE_THROTTLE, S.MISC, S.MIO_THROTTLE)
 _WAIT, _NOT_SELECTED = S.WAIT, S.NOT_SELECTED    # module constants the hot loop reads (one global load each)
 _SELECTED = S.SELECTED
-_GMMA = S.GMMA
+_GMMA, _BARRIER = S.GMMA, S.BARRIER
 #: fixed-latency pipes: ptxas covers a warp's own back-to-back use of them with the stall count (``wait``)
 OWN_WAIT = tuple(p in (P_FMA, P_ALU, P_FP16, P_FP64, P_TENSOR) for p in range(len(PIPES)))
 
@@ -971,7 +971,8 @@ class SMCore:
                         self._trace_stalls(W, tlast + 1, tt, ht, td, rd, ow, tp, ts, p)
                     if ht > c0:
                         x = ht if ht < tt else tt
-                        if W.hsplit:
+                        r = W.hold_r
+                        if r == _BARRIER and W.hsplit:
                             # a parked wgmma.wait_group: gmma until the warpgroup's last warp issued (_wg_resolve)
                             y = W.hsplit
                             W.hsplit = 0
@@ -980,7 +981,7 @@ class SMCore:
                                     y = x
                                 stall[_GMMA] += (y - c0) * m
                                 c0 = y
-                        stall[W.hold_r] += (x - c0) * m
+                        stall[r] += (x - c0) * m
                         c0 = x
                     if XS is not None and W.cs_t > c0:
                         # control-code stall count (before the scoreboard: the warp checks its wait mask after it)
