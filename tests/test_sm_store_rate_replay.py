@@ -64,5 +64,7 @@ def test_the_store_path_sets_the_rate_and_its_absence_does_not():
     full, _ = _bytes_per_cycle("ssr_g1_w8_b16_st")
     half, _ = _bytes_per_cycle("ssr_g1_w8_b16_st", {"l1.store_bytes_per_cycle": 16.0})
     assert half == pytest.approx(full / 2, rel=0.05)
-    free, _ = _bytes_per_cycle("ssr_g1_w8_b16_st", {"l1.store_bytes_per_cycle": None, "l1.store_queue_bytes": 0.0})
+    free, _ = _bytes_per_cycle("ssr_g1_w8_b16_st", {"l1.store_bytes_per_cycle": None, "l1.store_queue_bytes": 0.0,
+                                                   "l1.store_partial_line_cycles": 0.0,
+                                                   "l1.store_partial_sector_cycles": 0.0})
     assert free > 2 * full
