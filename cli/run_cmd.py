@@ -95,9 +95,6 @@ def run_command(
         raise UserError(f"--jobs must be >= 1, got {jobs}", location="--jobs", hint="a positive integer")
     if jobs is not None and mode != "timing":
         raise UserError("--jobs partitions a detailed timing run", location="--jobs", hint="--mode timing")
-    if stall_profile is not None and (jobs is not None or mode == "functional"):
-        raise UserError("--stall-profile needs a single-process timing run", location="--stall-profile",
-                        hint="--mode timing or sampled, without --jobs")
     record_path = str(record if record is not None else DEFAULT_RECORD)
     rec = load_record(record_path)
     with progress(f"{rec.name} on {arch}", quiet=quiet) as bar:

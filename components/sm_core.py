@@ -1541,7 +1541,7 @@ class SMCore:
         for lk in [lk for lk, d in pend.items() if d <= t]:
             del pend[lk]
 
-    def _store_path(self, sm: int, tt: int, e1: float, sectors: int, a2: int = 0) -> float:
+    def _store_path(self, sm: int, tt: int, e1: float, sectors: int, a2: int) -> float:
         """A store's data leaves SM ``sm`` for L2 through its store path after the L1TEX stage (``e1``): one
         ``l1.store_bytes_per_cycle`` server per SM (H200 microbench sm_store_rate, 2026-12-05: 32.0 B/cycle for
         1-66 SMs, 2-32 warps, 4-16 B per lane, st.global and st.global.cg alike; loads of the same pattern reach

@@ -249,8 +249,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     if mode not in ("timing", "functional", "sampled", "waves"):
         raise UserError(f"unknown mode {mode!r}", hint="timing, functional, sampled or waves")
     if stall_profile and (jobs is not None or mode == "functional"):
-        raise UserError("a stall profile needs a single-engine timing run",
-                        hint="mode 'timing' or 'sampled' without jobs")
+        raise UserError("a stall profile needs a single-process timing run", location="--stall-profile",
+                        hint="mode timing or sampled, without jobs (--jobs)")
     if jobs is not None and mode != "timing":
         raise UserError(f"jobs={jobs} partitions a detailed timing run, not mode {mode!r}",
                         hint="mode='timing', or no jobs")

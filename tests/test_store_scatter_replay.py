@@ -62,3 +62,14 @@ def test_partial_sectors_per_warp(offsets, width, lines, sectors):
     idx, addrs = _lanes(offsets)
     v = int(partial_store_sectors(1, idx, addrs, width)[0])
     assert (v >> PARTIAL_LINES_SHIFT) & 0xFF == lines and (v >> PARTIAL_SECTORS_SHIFT) & 0xFF == sectors
+
+
+def test_only_the_warps_with_partial_sectors_count():
+    """Two whole warps, one coalesced (skipped by the contiguous-run shortcut), one in mma-fragment rows."""
+    lane = np.arange(32)
+    idx = np.arange(64, dtype=np.int64)
+    addrs = GLOBAL_BASE + np.concatenate([4 * lane, 65536 + (lane >> 2) * 4096 + 4 * (lane & 3)]).astype(np.int64)
+    v = partial_store_sectors(2, idx, addrs, 4)
+    assert int(v[0]) == 0
+    assert (int(v[1]) >> PARTIAL_LINES_SHIFT) & 0xFF == 8 and (int(v[1]) >> PARTIAL_SECTORS_SHIFT) & 0xFF == 8
+

@@ -175,6 +175,15 @@ def partial_store_sectors(W, idx, addrs, width):
     out = np.zeros(W, dtype=np.int64)
     if len(idx) == 0 or width > 16:
         return out
+    if _full_warps(idx):
+        # whole warps whose lanes write one contiguous, sector-aligned run fill every sector they touch (the
+        # common coalesced store): only the other warps need the per-sector count below
+        a = np.sort(addrs.reshape(-1, 32), axis=1)
+        full = ((a[:, 0] & 31) == 0) & (np.diff(a, axis=1) == width).all(axis=1)
+        if full.all():
+            return out
+        keep = np.repeat(~full, 32)
+        idx, addrs = idx[keep], addrs[keep]
     w = (idx >> 5).astype(np.int64)
     o = (addrs - GLOBAL_BASE).astype(np.int64)
     ua = np.unique((w << 40) | o)                     # distinct (warp, address); aligned accesses stay in a sector
