@@ -208,6 +208,20 @@ def _reads_clock(program) -> bool:
     return False
 
 
+def _reads_smid(program) -> bool:
+    """Whether any instruction reads ``%smid`` (a kernel that picks its data or its work by SM)."""
+    for ins in program.instructions:
+        for op in getattr(ins, "operands", ()) or ():
+            if getattr(op, "space", None) == "special" and str(getattr(op, "name", "")).split(".")[0] == "%smid":
+                return True
+    return False
+
+
+#: rounds of the %smid placement fixed point (a kernel whose data depends on its SM): the functional pass runs
+#: with the SMs the timing pass placed the CTAs on until the placement repeats
+SMID_ROUNDS = 4
+
+
 def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", overrides=None, max_cycles: int | None = None,
              want_outputs: bool = False, check: bool = False, seed: int = 0, trace_path=None, sample=None,
              max_steps: int | None = None, bundle: bool | None = None, trace_window=None, trace_sms=None,
@@ -330,6 +344,13 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
               "l1_capacity_bytes": _l1_bytes_per_sm(record, program, spec, knobs.get("registers"),
                                                     knobs.get("shared_bytes"))}
     amap = _address_map(spec)
+    # %smid (a kernel choosing its data by SM): the first pass places CTA c on SM c % n_sm, as the first wave
+    # does; after the timing pass, the functional pass re-runs with the SMs the CTAs ran on (below)
+    smid_n = None
+    smid_kw = {}
+    if _reads_smid(program):
+        smid_n = int(knobs.get("n_sms") or spec.sm.count)
+        smid_kw = {"sm_of_cta": (lambda c, _n=smid_n: c % _n)}
     lazy_info = None
     if lazy and mode == "timing":
         # flat memory (workloads/functional/lazy.py): batches run as their CTAs launch, dropped once read
@@ -337,6 +358,7 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
 
         why = ("outputs are wanted (--check / outputs)" if compute else
                "partitioned timing (jobs) reads the trace in several processes" if jobs is not None else
+               "the kernel reads %smid: its trace follows the CTAs' placement" if smid_n is not None else
                lazy_unsupported(program))
         lazy_info = {"lazy": why is None, "eager_reason": why}
     if lazy_info is not None and lazy_info["lazy"]:
@@ -352,15 +374,16 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         if smp is not None:   # the subset's CTAs share L1s as the sampled SMs will run them (runner/sampling.py)
             sub_caches = {**caches, "l1_sms": smp.subset_l1_caches(int(math.prod(record.grid)))}
         fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
-                               max_wall_seconds=max_wall_seconds, **sub_caches,
+                               max_wall_seconds=max_wall_seconds, **sub_caches, **smid_kw,
                                ctas=subset, address_map=amap)
         trace_cache_state = "off"
     else:
         fres, trace_cache_state = _functional_pass(
             record, program, trace_cache,
-            {"mode": mode, "sample": _sample_key(sample, seed) if mode == "sampled" else None, "waves": waves},
+            {"mode": mode, "sample": _sample_key(sample, seed) if mode == "sampled" else None, "waves": waves,
+             **({"smid_sms": smid_n} if smid_n is not None else {})},
             want_trace=True, compute_values=compute, max_steps=max_steps, max_wall_seconds=max_wall_seconds,
-            **caches, address_map=amap)
+            **caches, **smid_kw, address_map=amap)
     if smp is not None and subset is not None:   # the unsampled CTAs' share of the DRAM first touches (runner/sampling.py)
         # (on the same device memory: the block's addresses and control flow are what it measures)
         smp.calibrate_first_touches(fres.trace, lambda ctas: _run_functional(
@@ -404,6 +427,24 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
                           stall_profile=stall_profile)
 
     out = _time(trace)
+    smid_info = None
+    if smid_n is not None and subset is None and wplan is None:
+        # placement fixed point: re-run the functional pass with each CTA's %smid the SM the timing pass put it on
+        rounds = 0
+        first = {c: c % smid_n for c in range(int(math.prod(record.grid)))}
+        used = first
+        while rounds < SMID_ROUNDS:
+            placed = dict(getattr(out.core, "placed", {}) or {})
+            if not placed or all(placed.get(c, used[c]) == used[c] for c in used):
+                break
+            used = {c: placed.get(c, used[c]) for c in used}
+            rounds += 1
+            fres = _run_functional(record, program, want_trace=True, compute_values=compute, max_steps=max_steps,
+                                   max_wall_seconds=max_wall_seconds, **caches,
+                                   sm_of_cta=(lambda c, _u=used: _u.get(c, 0)), address_map=amap)
+            trace = fres.trace
+            out = _time(trace)
+        smid_info = {"rounds": rounds, "moved_ctas": sum(1 for c in used if used[c] != first[c])}
     if wplan is not None and smp is not None:
         wplan.finish_sampled(out, smp)
     elif wplan is not None:
@@ -448,6 +489,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     m["wall_seconds"] = wall
     if oracle_info is not None:
         m["clock_oracle"] = oracle_info
+    if smid_info is not None:
+        m["smid_placement"] = smid_info
     m["functional_wall_seconds"] = functional_s
     m["trace_cache"] = trace_cache_state
     m["timing_share_pct"] = round(100.0 * m["timing_wall_seconds"] / wall, 1) if wall > 0 else 0.0

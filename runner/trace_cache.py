@@ -12,8 +12,9 @@ launch record and the handful of values ``run_functional`` receives. This module
   (``l2.reuse_capacity_bytes`` or ``l2.size_bytes``) and the per-CTA L1 capacity (``sm.unified_l1_shared_bytes``,
   ``sm.shared_carveouts_kib`` and the occupancy fields of ``runner.timing.sm_occupancy``, with the
   ``timing.registers`` / ``timing.shared_bytes`` knobs), so the key holds those two derived values rather than
-  the fields (two specs with the same capacities share a trace). ``%smid`` is 0 and ``%nsmid`` a constant in
-  the first functional pass (workloads/functional/executor.py): ``sm.count`` does not reach the trace;
+  the fields (two specs with the same capacities share a trace). ``%nsmid`` is a constant; ``%smid`` is
+  ``c % sm.count`` for CTA c in the first functional pass of a kernel that reads it (runner/simulate.py, whose
+  key then holds ``smid_sms``), so ``sm.count`` reaches only those kernels' traces;
 * the simulate mode and sample plan (a sampled pass may one day run fewer CTAs);
 * the functional code version: a hash of the sources of ``workloads/functional``, ``workloads/ptx``,
   ``workloads/memory.py`` (buffer initialisation), ``workloads/references.py`` (its dtype conversions),
