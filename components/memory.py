@@ -185,6 +185,10 @@ class MemorySystem:
         # DRAM line latencies spread (microbench dram_fanout): a read of n DRAM lines waits for the slowest,
         # min + spread * H_n (iid exponential excess) instead of the single-line mean min + spread
         self.hbm_spread = float(hbms.latency_spread_cycles) * hbms.dram_scale(sm_mhz)
+        # hbm.latency_spread_mode "sampled": each read draws its slowest line's excess (a hash of the SM and its
+        # count of DRAM reads, so every partitioning of the launch draws the same); "expected": its mean
+        self.hbm_spread_sampled = getattr(hbms, "latency_spread_mode", "expected") == "sampled"
+        self.spread_ctr = [0] * max(1, n_sm)
         self.hbm_ut = [0.0] * P
         self.l1_bpc = l1.bytes_per_cycle
         self.xbar_bpc = xbar.bpc
@@ -367,7 +371,7 @@ class MemorySystem:
                     e2 += ql
                     self.hbm_u[p] = u + hs.occupancy(amt) / self.hbm_tau
                 if self.hbm_spread and not write:
-                    e2 += self._fanout(lines, dram_bytes, ql, t, t_end)
+                    e2 += self._fanout(lines, dram_bytes, ql, t, t_end, sm if self.hbm_spread_sampled else -1)
                 if rec_on:
                     self._trace_note("hbm", write, e2 - self.dram_lat - db * self.hbm_srv[p].inv,
                                      e2 - self.dram_lat, db)
@@ -626,19 +630,33 @@ class MemorySystem:
             self._prune_at = max(8192, 2 * len(fills))   # amortised: never a scan per call
         fills[key] = [done - self.l2_rt if window_end is None else window_end, done, dram_bytes, 1]
 
-    def _fanout(self, lines: float, dram_bytes: float, queue: float, t: float, t_end) -> float:
+    def _fanout(self, lines: float, dram_bytes: float, queue: float, t: float, t_end, sm: int = -1) -> float:
         """Extra cycles until the slowest of a read's DRAM lines is back (microbench ``dram_fanout``, H200
         2026-12-03: L lock-step random lines take min + spread * H_L, spread 157 cycles unloaded, rms 7.9 over
         L = 1..128; up to 3.5 TB/s of background the spread is 0.21-0.27 of the mean latency, so it is scaled
         with the loaded latency). ``n`` = DRAM lines of the whole request (at most one per missing sector; the
         request is done when its slowest line in any partition is); a TMA stream issued over ``[t, t_end]`` hides
-        the spread of its earlier lines: only those issued in the last spread count."""
+        the spread of its earlier lines: only those issued in the last spread count. ``sm`` >= 0
+        (``hbm.latency_spread_mode: sampled``): the slowest of the n lines' excesses is drawn, F(x) = (1 - e^(-x /
+        theta))^n, less the single-line mean theta (a read of one line keeps the measured mean latency); the
+        uniform variate is a hash of (sm, that SM's count of sampled reads): deterministic, and the same for any
+        partitioning of the launch (an SM's reads keep their order)."""
         n = dram_bytes / SECTOR
         if lines < n:
             n = lines
         theta = self.hbm_spread * (1.0 + queue / self.dram_rt)
         if t_end is not None and t_end - t > theta:
             n *= theta / (t_end - t)
+        if sm >= 0:
+            c = self.spread_ctr[sm]
+            self.spread_ctr[sm] = c + 1
+            h = ((sm * 0x9E3779B1 + c * 0x85EBCA77 + 0x165667B1) * 0xC2B2AE3D) & 0xFFFFFFFF
+            h ^= h >> 15
+            h = (h * 0x27D4EB2F) & 0xFFFFFFFF
+            h ^= h >> 13
+            u = (h + 0.5) / 4294967296.0
+            m = n if n > 1.0 else 1.0
+            return -theta * math.log(1.0 - u ** (1.0 / m)) - theta
         if n <= 1.0:
             return 0.0
         # H_n - 1 (harmonic number, asymptotic series; n may be fractional)

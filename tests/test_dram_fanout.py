@@ -69,3 +69,32 @@ def test_a_tma_stream_hides_the_spread_of_its_early_lines(measured):
     burst = ms._fanout(128, 128 * 32, 0.0, 0.0, None)
     streamed = ms._fanout(128, 128 * 32, 0.0, 0.0, 2000.0)
     assert 0 < streamed < burst
+
+
+def _sampled(measured):
+    return _spec(measured, **{"hbm.latency_spread_mode": "sampled"})
+
+
+@pytest.mark.parametrize("n", [1, 4, 32])
+def test_sampled_spread_has_the_expected_mean(measured, n):
+    # hbm.latency_spread_mode: sampled draws the slowest line per read; over many reads its mean is the expected
+    # mode's (theta x (H_n - 1), 0 for one line), the draws themselves spread by about theta
+    exp = MemorySystem(_spec(measured))._fanout(n, 32 * n, 0.0, 0.0, None)
+    ms = MemorySystem(_sampled(measured))
+    draws = [ms._fanout(n, 32 * n, 0.0, 0.0, None, sm % 132) for sm in range(4000)]
+    theta = measured["levels"][0]["fit_spread_cycles"]
+    mean = sum(draws) / len(draws)
+    assert mean == pytest.approx(exp, abs=0.06 * theta)
+    assert max(draws) - min(draws) > 2 * theta
+    assert min(draws) >= -theta        # a line is never faster than the minimum latency
+
+
+def test_sampled_spread_is_deterministic_per_sm_and_read(measured):
+    a, b = MemorySystem(_sampled(measured)), MemorySystem(_sampled(measured))
+    sa = [a._fanout(8, 256, 0.0, 0.0, None, s) for s in (0, 5, 0, 5, 131)]
+    # another order of the SMs' reads (another partitioning of the launch) gives each SM the same draws
+    sb = {s: [] for s in (0, 5, 131)}
+    for s in (131, 5, 5, 0, 0):
+        sb[s].append(b._fanout(8, 256, 0.0, 0.0, None, s))
+    assert sa[0] == sb[0][0] and sa[2] == sb[0][1] and sa[1] == sb[5][0] and sa[3] == sb[5][1]
+    assert sa[4] == sb[131][0] and sa[0] != sa[2]

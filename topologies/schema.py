@@ -527,6 +527,12 @@ class HbmSpec(Section):
                                          "minimum (exponential tail): a read waits for the slowest of its n DRAM "
                                          "lines, + this x (H_n - 1) cycles (H_n harmonic), scaled with the loaded "
                                          "latency (0 = off)")
+    latency_spread_mode: Literal["expected", "sampled"] = Field(
+        "expected", description="how latency_spread_cycles applies: 'expected' adds the mean of the slowest line's "
+        "excess (x (H_n - 1)) to every read; 'sampled' draws the slowest of the n lines' exponential excesses per "
+        "read (a hash of the SM and its DRAM-read count: deterministic, the same for any number of processes), "
+        "minus the single-line mean, so reads of one line keep the measured mean and the SMs drift apart as on "
+        "the card")
     channel_interleave_bytes: Annotated[int, Field(ge=128, le=1 << 30)] = Field(
         512, description="statistics only (RunResult.stats hbm.c{i}; workloads/functional/addrmap.py): an "
         "aligned chunk of this many bytes (a power of 2) sits on one channel. Not public for H100 / H200: "
