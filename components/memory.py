@@ -187,7 +187,7 @@ class MemorySystem:
         self.hbm_spread = float(hbms.latency_spread_cycles) * hbms.dram_scale(sm_mhz)
         # hbm.latency_spread_mode "sampled": each read draws its slowest line's excess (a hash of the SM and its
         # count of DRAM reads, so every partitioning of the launch draws the same); "expected": its mean
-        self.hbm_spread_sampled = getattr(hbms, "latency_spread_mode", "expected") == "sampled"
+        self.hbm_spread_sampled = hbms.latency_spread_mode == "sampled"
         self.spread_ctr = [0] * max(1, n_sm)
         self.hbm_ut = [0.0] * P
         self.l1_bpc = l1.bytes_per_cycle

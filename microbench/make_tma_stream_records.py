@@ -17,7 +17,7 @@ SMEM = 200 * 1024
 K, REGION, NBOX = 4096, 8, 128
 ROWS = -(-132 * REGION // 64) * 128            # the host code's tensor: 64 boxes across each 128-row block
 # (stride, limit, distinct, stages)
-CASES = [(s, 132 if s > 1 else lim, d, st) for s, lim in ((1, 1), (4, 132), (2, 132), (1, 132))
+CASES = [(s, lim, d, st) for s, lim in ((1, 1), (4, 132), (2, 132), (1, 132))
          for d in (1, 0) for st in (4, 8) if not (lim == 1 and d == 0)]
 
 
