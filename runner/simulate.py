@@ -40,6 +40,9 @@ _TIMING_RANGES = {"n_sms": (1, 1024), "registers": (1, 255), "shared_bytes": (0,
 _TIMING_CHOICES = {"policy": ("gto", "lrr"), "units": ("auto",), "partition": ("gpc", "cpc", "gpu")}
 _SASS_RANGE = (0, 1 << 16)
 _SASS_SWITCHES = ("guided", "control_stalls", "issue_order", "branches", "wgmma_serial", "ex2_serial")
+#: switches with more than two levels (``sass.issue_order``: 0 PTX order, 1 ptxas's order of ALU work and memory
+#: accesses, 2 also of mma.sync and CTA barriers; workloads/issue_order.py)
+_SWITCH_RANGE = {"issue_order": (0, 2)}
 
 
 def _int_knob(k: str, v, lo: int, hi: int) -> int:
@@ -100,7 +103,8 @@ def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
                                 hint="sass.<PTX opcode>=N (issue slots, e.g. sass.div=20) or a 0 / 1 switch: "
                                      + ", ".join("sass." + n for n in _SASS_SWITCHES))
             # the switches (workloads/sass.py guided costs, runner/timing.py control-code stalls) are 0 / 1
-            sass[name] = _int_knob(k, v, *((0, 1) if name in _SASS_SWITCHES else _SASS_RANGE))
+            sass[name] = _int_knob(k, v, *(_SWITCH_RANGE.get(name, (0, 1)) if name in _SASS_SWITCHES
+                                           else _SASS_RANGE))
         else:
             arch[k] = v
     if isinstance(overrides, dict):

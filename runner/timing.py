@@ -324,15 +324,17 @@ def _warn_branches(name: str, why: str) -> None:
 
 
 #: ``sass.issue_order``: a warp issues each basic block in the order of ptxas's SASS (workloads/issue_order.py);
-#: 0 issues the PTX order
-ISSUE_ORDER_DEFAULT = True
+#: 0 issues the PTX order; 2 also moves mma.sync, CTA barriers and loads past loads as ptxas does (off by default:
+#: docs/accuracy.md, "ptxas's order of mma.sync")
+ISSUE_ORDER_DEFAULT = 1
 
 
 def sass_issue_order(program, record, isa: str, overrides: dict | None):
     """The issue order of ``program`` from the SASS ptxas makes of ``record``'s PTX (workloads/issue_order.py), or
     None for the PTX order: switched off (``sass.issue_order=0``), nothing moves, or no SASS listing (a one-line
     warning, once per reason)."""
-    if not int((overrides or {}).get("issue_order", int(ISSUE_ORDER_DEFAULT))) or record is None:
+    level = int((overrides or {}).get("issue_order", int(ISSUE_ORDER_DEFAULT)))
+    if not level or record is None:
         return None
     from warpgraph.workloads.issue_order import issue_order
     from warpgraph.workloads.sass import record_issue_positions
@@ -341,7 +343,7 @@ def sass_issue_order(program, record, isa: str, overrides: dict | None):
     if pos is None:
         _warn_order(getattr(record, "name", "?"), tool)
         return None
-    order = issue_order(program, pos)
+    order = issue_order(program, pos, full=level >= 2)
     return order if order.moves else None
 
 

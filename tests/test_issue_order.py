@@ -9,7 +9,7 @@ import pytest
 
 import warpgraph as wg
 from warpgraph.workloads import sass as SS
-from warpgraph.workloads.issue_order import _MEMORY, _movable, _schedule, _segments, issue_order, permutation
+from warpgraph.workloads.issue_order import _LOADS, _MEMORY, _movable, _schedule, _segments, issue_order, permutation
 from warpgraph.workloads.ptx import parse_ptx
 from warpgraph.workloads.record import load_record
 
@@ -95,24 +95,84 @@ def test_a_segment_follows_the_sass_places_within_its_dependences():
     assert _schedule(prog.instructions, seg, [None] * len(prog.instructions)) == seg
 
 
-def test_barriers_and_ordered_loads_are_never_moved_nor_crossed():
+def test_ordered_loads_are_never_moved_nor_crossed_and_a_cta_barrier_orders_memory_only():
     prog = _prog()
-    for seg in _segments(prog):
-        for i in seg:
-            ins = prog.instructions[i]
-            assert _movable(ins)
-            assert "bar.sync" not in ins.text and "volatile" not in ins.text
-        assert seg == list(range(seg[0], seg[-1] + 1))      # consecutive: nothing unmovable inside
+    bar = _index(prog, "bar.sync 0;")
+    for full in (False, True):
+        for seg in _segments(prog, full):
+            for i in seg:
+                ins = prog.instructions[i]
+                assert _movable(ins, full)
+                assert "volatile" not in ins.text
+                assert full or "bar.sync" not in ins.text     # the default order never moves a barrier
+            assert seg == list(range(seg[0], seg[-1] + 1))      # consecutive: nothing unmovable inside
+    # sass.issue_order=2: a CTA barrier stays in its segment as a memory-order point
+    seg = next(s for s in _segments(prog, True) if bar in s)
+    st2 = _index(prog, "st.global.u32 [%rd2+4], %r7;")
+    ld4 = _index(prog, "ld.global.u32 %r8, [%rd1];")
+    use4 = _index(prog, "add.s32 %r9, %r8, 1;")
+    # SASS places that put what follows the barrier first
+    pos = {i: 10 * i for i in seg}
+    pos[ld4] = pos[use4] = 0
+    order = _schedule(prog.instructions, seg, [pos.get(i) for i in range(len(prog.instructions))], True)
+    at = {i: k for k, i in enumerate(order)}
+    assert at[st2] < at[bar] < at[ld4] < at[use4]     # memory accesses never cross the barrier (nor what needs them)
 
 
-def _respects_dependences(prog, seg, order) -> bool:
+def _mma_ptx():
+    """Two ldmatrix feeding one mma.sync each, then a barrier and an independent mma.sync (gemm80's loop shape)."""
+    return parse_ptx("""
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k()
+{
+  .reg .b32 %r<40>;
+  .reg .f32 %f<20>;
+  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r30];
+  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r5, %r6, %r7, %r8}, [%r31];
+  ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r9, %r10, %r11, %r12}, [%r32];
+  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r1, %r2, %r3, %r4}, {%r9, %r10}, {%f1, %f2, %f3, %f4};
+  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f5, %f6, %f7, %f8}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, {%f5, %f6, %f7, %f8};
+  bar.sync 0;
+  st.shared.u32 [%r33], %r34;
+  ret;
+}
+""").entry("k")
+
+
+def test_loads_pass_loads_and_mma_sync_interleaves_with_the_loads_that_feed_it():
+    prog = _mma_ptx()
+    assert not any(set(s) & {i.index for i in prog.instructions if i.kind.name == "MMA_SYNC"}
+                   for s in _segments(prog))              # the default order leaves mma.sync in place
+    seg = _segments(prog, True)[0]
+    idx = {i.text.split()[0] + str(k): i.index for k, i in enumerate(prog.instructions)}
+    ld_a, ld_a2, ld_b, mma1, mma2, bar, st = (idx[k] for k in (
+        "ldmatrix.sync.aligned.m8n8.x4.shared.b160", "ldmatrix.sync.aligned.m8n8.x4.shared.b161",
+        "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b162", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f323",
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f324", "bar.sync5", "st.shared.u326"))
+    assert set(seg) >= {ld_a, ld_a2, ld_b, mma1, mma2, bar, st}
+    # ptxas's order (gemm80): A fragment, B fragment, the first HMMA, the second A fragment, the barrier, then the
+    # second HMMA (register-only: it may follow the barrier)
+    sass = {ld_a: 0, ld_b: 1, mma1: 2, ld_a2: 3, bar: 4, mma2: 5, st: 6}
+    order = _schedule(prog.instructions, seg, [sass.get(i) for i in range(len(prog.instructions))], True)
+    assert [i for i in order if i in sass] == [ld_a, ld_b, mma1, ld_a2, bar, mma2, st]
+    # the store may not pass the barrier, nor the barrier the loads: asked to, the schedule keeps them in place
+    bad = {ld_a: 5, ld_b: 6, mma1: 7, ld_a2: 8, bar: 1, mma2: 2, st: 0}
+    order = _schedule(prog.instructions, seg, [bad.get(i) for i in range(len(prog.instructions))], True)
+    at = {i: k for k, i in enumerate(order)}
+    assert max(at[ld_a], at[ld_a2], at[ld_b]) < at[bar] < at[st]
+
+
+def _respects_dependences(prog, seg, order, full=False) -> bool:
     at = {i: k for k, i in enumerate(order)}
     insts = prog.instructions
     for a_pos, a in enumerate(seg):
         for b in seg[a_pos + 1:]:
             A, B = insts[a], insts[b]
             dep = (set(A.dsts) & set(B.srcs) or set(A.srcs) & set(B.dsts) or set(A.dsts) & set(B.dsts)
-                   or (A.kind.name in _MEMORY and B.kind.name in _MEMORY))
+                   or (A.kind.name in _MEMORY and B.kind.name in _MEMORY
+                       and not (full and A.kind.name in _LOADS and B.kind.name in _LOADS)))
             if dep and at[a] > at[b]:
                 return False
     return True
@@ -128,11 +188,12 @@ def test_the_sass_order_of_every_bundled_h200_kernel_keeps_every_dependence(rec)
     prog = r.program()
     pos, tool = SS.record_issue_positions(r, prog)
     assert pos is not None, tool
-    o = issue_order(prog, pos)
-    for seg in _segments(prog):
-        order = [i for i in sorted(seg, key=lambda i: o.rank[i])]
-        assert sorted(order) == sorted(seg)
-        assert _respects_dependences(prog, seg, order), rec
+    for full in (False, True):          # sass.issue_order = 1 (the default) and 2
+        o = issue_order(prog, pos, full)
+        for seg in _segments(prog, full):
+            order = [i for i in sorted(seg, key=lambda i: o.rank[i])]
+            assert sorted(order) == sorted(seg)
+            assert _respects_dependences(prog, seg, order, full), rec
 
 
 def test_the_permutation_reorders_each_executed_instance_of_a_segment():
@@ -227,3 +288,20 @@ def test_a_records_sass_branches_are_checked_and_used_without_tools(tmp_path, mo
     with pytest.warns(UserWarning, match="sass_branches does not fit"):
         got, _tool = SS.record_branch_periods(r, r.program())
     assert got == SS.decode_branches(stored, 10**6)
+
+
+def test_the_switch_level_two_moves_gemm80s_mma_sync_and_the_default_does_not():
+    from warpgraph.runner.timing import sass_issue_order
+
+    r = load_record(ROOT / "workloads/records/h200/gemm80_M2048_N2048_K2048")
+    prog = r.program()
+    mma = [i.index for i in prog.instructions if i.kind.name == "MMA_SYNC"]
+    default = sass_issue_order(prog, r, "sm_90a", None)
+    full = sass_issue_order(prog, r, "sm_90a", {"issue_order": 2})
+    assert (default.seg[mma] == -1).all()
+    assert (full.seg[mma] >= 0).all()
+    # the K loop's first mma.sync (PTX: after all 24 ldmatrix) issues after 10 of them, as in the SASS
+    loop = full.seg[mma[0]]
+    body = sorted((i for i in range(len(prog.instructions)) if full.seg[i] == loop), key=lambda i: full.rank[i])
+    first = body.index(mma[0]) if mma[0] in body else min(body.index(m) for m in mma if m in body)
+    assert sum(prog.instructions[i].kind.name == "LDMATRIX" for i in body[:first]) == 10

@@ -20,6 +20,13 @@ matters beyond its registers, which is never moved: barriers, fences, fencing (.
 memory operations (ptxas issues a warp's independent ATOMGs back to back). The moved order is a permutation of each executed instance of a segment in the
 warp's stream (:func:`permutation`): the same instructions, payloads and counts, in ptxas's order. Without a
 SASS listing (no ptxas / nvdisasm, or PTX they cannot assemble) the PTX order stays, with a warning.
+
+``sass.issue_order=2`` (``full``; not the default, docs/accuracy.md "ptxas's order of mma.sync") goes further, as
+gemm80's SASS does: mma.sync moves by its registers (its first HMMA after 10 of the K iteration's 24 LDSMs, not
+after all of them), a CTA barrier (``bar.sync`` / ``barrier.sync``) stays in its segment as a point that no memory
+access crosses while register-only work does (the loop's second BAR.SYNC before its last 8 HMMAs), and loads pass
+loads (the ldmatrix.trans B fragments ahead of later A fragments); stores, atomics and barriers still order every
+memory access of the segment.
 """
 from __future__ import annotations
 
@@ -32,9 +39,16 @@ __all__ = ["IssueOrder", "issue_order", "permutation"]
 #: kinds that may move (by their registers): ALU work, loads / stores of global, local, shared memory, shuffles
 _MOVABLE = frozenset(("ALU", "LD_GLOBAL", "ST_GLOBAL", "LD_SHARED", "ST_SHARED", "LDMATRIX", "STMATRIX", "LD_PARAM",
                       "LD_LOCAL", "ST_LOCAL", "SHFL", "VOTE", "NOP"))
-#: memory kinds: keep their relative order
+#: memory kinds: keep their relative order (a CTA barrier among them: it orders the block's memory accesses,
+#: never its registers)
 _MEMORY = frozenset(("LD_GLOBAL", "ST_GLOBAL", "LD_SHARED", "ST_SHARED", "LDMATRIX", "STMATRIX", "LD_LOCAL",
-                     "ST_LOCAL", "ATOM_GLOBAL"))
+                     "ST_LOCAL", "ATOM_GLOBAL", "BAR_SYNC"))
+#: memory kinds that only read: they may pass each other (``full`` order)
+_LOADS = frozenset(("LD_GLOBAL", "LD_SHARED", "LDMATRIX", "LD_LOCAL"))
+#: CTA barriers that stay in a segment as a memory-order point (``full`` order): register-only work (address
+#: arithmetic, mma.sync) moves across them as ptxas moves it (gemm80's SASS issues the loop's second BAR.SYNC before
+#: the last 8 of its 64 HMMAs); arrive-only, reducing and cluster barriers end the segment
+_CTA_BARRIERS = frozenset(("bar.sync", "barrier.sync"))
 _ORDERED_MODS = frozenset(("volatile", "acquire", "relaxed", "release", "acq_rel", "sc", "mmio"))
 #: global atomics move (as memory operations) unless they order other accesses: an .acquire / .release /
 #: .acq_rel / .sc one is a fence in SASS (MEMBAR.ALL.GPU ... CCTL.IVALL, microbench atomics.cu)
@@ -51,11 +65,19 @@ class IssueOrder:
         self.seg, self.rank, self.moves = seg, rank, moves
 
 
-def _movable(ins) -> bool:
+def _movable(ins, full: bool = False) -> bool:
+    """Whether ``ins`` may move within its segment; ``full`` (``sass.issue_order=2``): mma.sync and CTA barriers
+    too."""
     kind = getattr(ins.kind, "name", str(ins.kind))
     mods = set(ins.mods)
     if any("cluster" in m for m in mods):
         return False
+    if kind == "BAR_SYNC":
+        return full and ins.opcode in _CTA_BARRIERS
+    if kind == "MMA_SYNC":
+        # register-only: ptxas interleaves a block's HMMAs with the LDSMs that feed them (gemm80: the first HMMA
+        # after 10 of the iteration's 24 LDSMs, not after all of them as in the PTX)
+        return full
     if kind == "ATOM_GLOBAL":
         # relaxed atom / red: ptxas issues a warp's independent ATOMGs back to back and their uses later (H200
         # atomics.cu TPUT: one warp's relaxed atom.add 152-200 cycles apart, not a 525-cycle round trip each)
@@ -65,7 +87,7 @@ def _movable(ins) -> bool:
     return not (mods & _ORDERED_MODS)
 
 
-def _segments(program) -> list[list[int]]:
+def _segments(program, full: bool = False) -> list[list[int]]:
     """Runs of consecutive movable instructions that no label splits (a label starts a basic block)."""
     starts = set(program.labels.values())
     segs: list[list[int]] = []
@@ -75,7 +97,7 @@ def _segments(program) -> list[list[int]]:
         if i in starts and cur:
             segs.append(cur)
             cur = []
-        if _movable(ins):
+        if _movable(ins, full):
             cur.append(i)
         else:
             if cur:
@@ -86,13 +108,15 @@ def _segments(program) -> list[list[int]]:
     return [s for s in segs if len(s) > 1]
 
 
-def _schedule(insts, seg: list[int], pos) -> list[int]:
+def _schedule(insts, seg: list[int], pos, full: bool = False) -> list[int]:
     """The issue order of one segment (instruction indices): a topological order of its dependences that
-    follows ``pos`` (SASS place per instruction index, None: folded, keeps its place after its predecessor)."""
+    follows ``pos`` (SASS place per instruction index, None: folded, keeps its place after its predecessor).
+    Memory accesses keep their order, except that with ``full`` loads may pass loads."""
     preds: list[set[int]] = [set() for _ in seg]
     last_w: dict[int, int] = {}
     readers: dict[int, list[int]] = {}
     last_mem = -1
+    loads: list[int] = []
     for k, i in enumerate(seg):
         ins = insts[i]
         p = preds[k]
@@ -105,10 +129,18 @@ def _schedule(insts, seg: list[int], pos) -> list[int]:
             if w is not None:
                 p.add(w)                                  # write after write
             p.update(x for x in readers.get(r, ()) if x != k)   # write after read
-        if getattr(ins.kind, "name", "") in _MEMORY:
+        kn = getattr(ins.kind, "name", "")
+        if kn in _MEMORY:
+            # loads pass loads (no hazard: ptxas hoists gemm80's ldmatrix.trans over the plain ones); a store,
+            # atomic or barrier keeps its place against every memory access before and after it
             if last_mem >= 0:
                 p.add(last_mem)
-            last_mem = k
+            if full and kn in _LOADS:
+                loads.append(k)
+            else:
+                p.update(loads)
+                loads = []
+                last_mem = k
         for r in ins.srcs:
             readers.setdefault(r, []).append(k)
         for r in ins.dsts:
@@ -149,16 +181,16 @@ def _schedule(insts, seg: list[int], pos) -> list[int]:
     return out
 
 
-def issue_order(program, pos) -> IssueOrder:
+def issue_order(program, pos, full: bool = False) -> IssueOrder:
     """The SASS issue order of every segment of ``program``; ``pos``: per instruction index its SASS place or
-    None (workloads/sass.py ``issue_positions``)."""
+    None (workloads/sass.py ``issue_positions``); ``full``: mma.sync, CTA barriers and loads past loads too."""
     insts = program.instructions
     n = len(insts)
     seg = np.full(max(n, 1), -1, dtype=np.int64)
     rank = np.arange(max(n, 1), dtype=np.int64)
     moves = False
-    for sid, s in enumerate(_segments(program)):
-        order = _schedule(insts, s, pos)
+    for sid, s in enumerate(_segments(program, full)):
+        order = _schedule(insts, s, pos, full)
         if order != s:
             moves = True
         for r, i in enumerate(order):

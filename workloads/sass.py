@@ -964,7 +964,7 @@ def record_sass_costs(record, program, isa: str = "sm_90a") -> tuple[SassAttribu
 #: the SASS opcode root that stands for a PTX instruction kind in the issue order (``issue_positions``)
 _OWN_SASS = {"LD_GLOBAL": ("LDG",), "LD_LOCAL": ("LDL",), "LD_SHARED": ("LDS",), "LDMATRIX": ("LDSM",),
              "ST_GLOBAL": ("STG",), "ST_LOCAL": ("STL",), "ST_SHARED": ("STS",), "STMATRIX": ("STSM",),
-             "SHFL": ("SHFL",), "VOTE": ("VOTE",)}
+             "SHFL": ("SHFL",), "VOTE": ("VOTE",), "MMA_SYNC": ("HMMA", "IMMA", "DMMA"), "BAR_SYNC": ("BAR",)}
 
 
 def issue_positions(program, insts: tuple[SassInst, ...]) -> list[int | None]:
