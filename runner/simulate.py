@@ -212,11 +212,12 @@ def _reads_clock(program) -> bool:
     return False
 
 
-def _reads_smid(program) -> bool:
-    """Whether any instruction reads ``%smid`` (a kernel that picks its data or its work by SM)."""
+def _reads_smid(program, name: str = "%smid") -> bool:
+    """Whether any instruction reads the special register ``name`` (``%smid``: a kernel that picks its data or its
+    work by SM)."""
     for ins in program.instructions:
         for op in getattr(ins, "operands", ()) or ():
-            if getattr(op, "space", None) == "special" and str(getattr(op, "name", "")).split(".")[0] == "%smid":
+            if getattr(op, "space", None) == "special" and str(getattr(op, "name", "")).split(".")[0] == name:
                 return True
     return False
 
@@ -347,6 +348,10 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     caches = {"l2_capacity_bytes": l2cap, "l1_sms": int(spec.sm.count),
               "l1_capacity_bytes": _l1_bytes_per_sm(record, program, spec, knobs.get("registers"),
                                                     knobs.get("shared_bytes"))}
+    if _reads_smid(program, "%nsmid"):
+        # %nsmid is the architecture's SM count (a persistent kernel sizing its grid stride by it); only such kernels'
+        # functional passes (and trace-cache keys) get it
+        caches["n_sm"] = int(knobs.get("n_sms") or spec.sm.count)
     amap = _address_map(spec)
     # %smid (a kernel choosing its data by SM): the first pass places CTA c on SM c % n_sm, as the first wave
     # does; after the timing pass, the functional pass re-runs with the SMs the CTAs ran on (below)

@@ -23,3 +23,35 @@ def test_ctas_that_choose_their_data_by_smid_read_their_own_regions():
 def test_a_kernel_without_smid_has_no_placement_pass():
     r = simulate(Path(__file__).resolve().parents[1] / "workloads" / "microbench" / "alu_bar_w1", "h200")
     assert "smid_placement" not in r.metrics
+
+
+_NSMID = """.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 k_p0)
+{
+ .reg .b32 %r<4>;
+ .reg .b64 %rd<4>;
+ ld.param.u64 %rd1, [k_p0];
+ mov.u32 %r1, %nsmid;
+ mov.u32 %r2, %ctaid.x;
+ mul.wide.u32 %rd2, %r2, 4;
+ add.s64 %rd3, %rd1, %rd2;
+ st.global.u32 [%rd3], %r1;
+ ret;
+}
+"""
+
+
+def test_nsmid_is_the_architectures_sm_count():
+    from warpgraph.workloads.record import record_from_dict
+
+    rec = record_from_dict({"format": "launch-record/1", "name": "nsmid", "entry": "k", "grid": [4, 1, 1],
+                            "block": [32, 1, 1], "buffers": {"out": {"dtype": "uint32", "shape": [4],
+                                                                     "init": "zeros"}},
+                            "params": [{"ptr": "out"}]}, ptx_text=_NSMID)
+    for arch, n in (("h200", 132), ("b200", 148)):
+        r = simulate(rec, arch, want_outputs=True)
+        assert (np.asarray(r.outputs["out"]) == n).all(), arch     # was a constant 132
+    r = simulate(rec, "h200", want_outputs=True, overrides={"timing.n_sms": 66})   # a GPU of 66 SMs
+    assert (np.asarray(r.outputs["out"]) == 66).all()

@@ -74,7 +74,7 @@ class Batch:
             self.sp["%smid"] = np.asarray([smid(int(c)) for c in ctas], dtype=np.uint32)[self.lane_cta]
         else:
             self.sp["%smid"] = np.zeros(L, dtype=np.uint32)
-        self.sp["%nsmid"] = np.uint32(132)
+        self.sp["%nsmid"] = np.uint32(ex.n_sm or 132)   # the architecture's SM count (runner/simulate.py)
         self.sp["%gridid"] = np.uint64(0)
         self.sp["%dynamic_smem_size"] = np.uint32(ex.record.shared_bytes)
         self.sp["%total_smem_size"] = np.uint32(ex.smem_bytes)

@@ -44,7 +44,7 @@ class _Exec:
     def __init__(self, record, program, mem, *, want_trace, compute_values, clock_oracle, sm_of_cta, max_steps,
                  exact_fma=True, fast_tma=True, exact_tensor=False, l2_capacity_bytes=None,
                  l1_capacity_bytes=None, max_wall_seconds=None, max_trace_bytes=None, t_start=None,
-                 address_map=None, l1_sms=None):
+                 address_map=None, l1_sms=None, n_sm=None):
         import time
 
         self.max_wall_seconds = max_wall_seconds
@@ -61,6 +61,7 @@ class _Exec:
         self.compute_values = compute_values
         self.clock_oracle = clock_oracle
         self.sm_of_cta = sm_of_cta
+        self.n_sm = n_sm              # %nsmid (None: 132, the H100 / H200 SXM count)
         self.max_steps = max_steps
         self.exact_fma = exact_fma
         self.grid = tuple(record.grid)
@@ -150,7 +151,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                    max_steps=None, sm_of_cta=None, memory=None, seed=0, max_lanes=1 << 16,
                    exact_fma=True, fast_tma=True, exact_tensor=False,
                    l2_capacity_bytes=None, l1_capacity_bytes=None, max_wall_seconds=None,
-                   max_trace_bytes=None, ctas=None, address_map=None, l1_sms=None) -> FunctionalResult:
+                   max_trace_bytes=None, ctas=None, address_map=None, l1_sms=None, n_sm=None) -> FunctionalResult:
     """Execute ``program`` (default ``record.program()``) for the whole grid of ``record``, or only the CTAs
     ``ctas`` (global indices, whole clusters; sampled mode: the others are neither executed nor traced, their
     outputs stay as initialised, and the L2 model sees only these CTAs' accesses, in launch order).
@@ -177,7 +178,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
                          exact_fma=exact_fma, fast_tma=fast_tma, exact_tensor=exact_tensor,
                          l2_capacity_bytes=l2_capacity_bytes, l1_capacity_bytes=l1_capacity_bytes,
                          max_wall_seconds=max_wall_seconds, max_trace_bytes=max_trace_bytes, t_start=t0,
-                         address_map=address_map, l1_sms=l1_sms)
+                         address_map=address_map, l1_sms=l1_sms, n_sm=n_sm)
     program = ex.program
     order = cta_order(ex, ctas)
     total_wi = 0
@@ -203,7 +204,7 @@ def run_functional(record, program=None, *, want_trace=True, compute_values=True
 def start_exec(record, program=None, *, want_trace=True, compute_values=True, clock_oracle=None, max_steps=None,
                sm_of_cta=None, memory=None, seed=0, exact_fma=True, fast_tma=True, exact_tensor=False,
                l2_capacity_bytes=None, l1_capacity_bytes=None, max_wall_seconds=None, max_trace_bytes=None,
-               t_start=None, address_map=None, l1_sms=None):
+               t_start=None, address_map=None, l1_sms=None, n_sm=None):
     """The launch-wide state of a functional pass (budgets resolved, memory built): ``(ex, mem)``, for
     :func:`run_functional` and the lazy trace (workloads/functional/lazy.py)."""
     from ..memory import DeviceMemory
@@ -218,7 +219,8 @@ def start_exec(record, program=None, *, want_trace=True, compute_values=True, cl
                clock_oracle=clock_oracle, sm_of_cta=sm_of_cta, max_steps=max_steps, exact_fma=exact_fma,
                fast_tma=fast_tma, exact_tensor=exact_tensor, l2_capacity_bytes=l2_capacity_bytes,
                l1_capacity_bytes=l1_capacity_bytes, max_wall_seconds=max_wall_seconds,
-               max_trace_bytes=max_trace_bytes, t_start=t_start, address_map=address_map, l1_sms=l1_sms)
+               max_trace_bytes=max_trace_bytes, t_start=t_start, address_map=address_map, l1_sms=l1_sms,
+               n_sm=n_sm)
     return ex, mem
 
 
