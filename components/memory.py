@@ -189,6 +189,7 @@ class MemorySystem:
         # count of DRAM reads, so every partitioning of the launch draws the same); "expected": its mean
         self.hbm_spread_sampled = hbms.latency_spread_mode == "sampled"
         self.spread_ctr = [0] * max(1, n_sm)
+        self.spread_seed = int(hbms.latency_spread_seed)
         self.hbm_ut = [0.0] * P
         self.l1_bpc = l1.bytes_per_cycle
         self.xbar_bpc = xbar.bpc
@@ -639,8 +640,8 @@ class MemorySystem:
         the spread of its earlier lines: only those issued in the last spread count. ``sm`` >= 0
         (``hbm.latency_spread_mode: sampled``): the slowest of the n lines' excesses is drawn, F(x) = (1 - e^(-x /
         theta))^n, less the single-line mean theta (a read of one line keeps the measured mean latency); the
-        uniform variate is a hash of (sm, that SM's count of sampled reads): deterministic, and the same for any
-        partitioning of the launch (an SM's reads keep their order)."""
+        uniform variate is a hash of (``hbm.latency_spread_seed``, sm, that SM's count of sampled reads):
+        deterministic, and the same for any partitioning of the launch (an SM's reads keep their order)."""
         n = dram_bytes / SECTOR
         if lines < n:
             n = lines
@@ -650,7 +651,8 @@ class MemorySystem:
         if sm >= 0:
             c = self.spread_ctr[sm]
             self.spread_ctr[sm] = c + 1
-            h = ((sm * 0x9E3779B1 + c * 0x85EBCA77 + 0x165667B1) * 0xC2B2AE3D) & 0xFFFFFFFF
+            h = ((sm * 0x9E3779B1 + c * 0x85EBCA77 + self.spread_seed * 0x27220A95 + 0x165667B1)
+                 * 0xC2B2AE3D) & 0xFFFFFFFF
             h ^= h >> 15
             h = (h * 0x27D4EB2F) & 0xFFFFFFFF
             h ^= h >> 13

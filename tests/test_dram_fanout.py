@@ -98,3 +98,13 @@ def test_sampled_spread_is_deterministic_per_sm_and_read(measured):
         sb[s].append(b._fanout(8, 256, 0.0, 0.0, None, s))
     assert sa[0] == sb[0][0] and sa[2] == sb[0][1] and sa[1] == sb[5][0] and sa[3] == sb[5][1]
     assert sa[4] == sb[131][0] and sa[0] != sa[2]
+
+
+def test_another_spread_seed_draws_another_run_with_the_same_mean(measured):
+    a = MemorySystem(_sampled(measured))
+    b = MemorySystem(_spec(measured, **{"hbm.latency_spread_mode": "sampled", "hbm.latency_spread_seed": 7}))
+    da = [a._fanout(8, 256, 0.0, 0.0, None, sm % 132) for sm in range(4000)]
+    db = [b._fanout(8, 256, 0.0, 0.0, None, sm % 132) for sm in range(4000)]
+    assert da != db                    # the seed reaches the draws (it did not: a hash of SM and count alone)
+    theta = measured["levels"][0]["fit_spread_cycles"]
+    assert sum(da) / len(da) == pytest.approx(sum(db) / len(db), abs=0.06 * theta)

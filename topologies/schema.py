@@ -533,6 +533,9 @@ class HbmSpec(Section):
         "read (a hash of the SM and its DRAM-read count: deterministic, the same for any number of processes), "
         "minus the single-line mean, so reads of one line keep the measured mean and the SMs drift apart as on "
         "the card")
+    latency_spread_seed: Annotated[int, Field(ge=0, lt=1 << 32)] = Field(
+        0, description="latency_spread_mode 'sampled': the seed of the draws (another seed, another equally likely "
+        "run: --set hbm.latency_spread_seed=N gives a spread of results); ignored by 'expected'")
     channel_interleave_bytes: Annotated[int, Field(ge=128, le=1 << 30)] = Field(
         512, description="statistics only (RunResult.stats hbm.c{i}; workloads/functional/addrmap.py): an "
         "aligned chunk of this many bytes (a power of 2) sits on one channel. Not public for H100 / H200: "
