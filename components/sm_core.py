@@ -191,6 +191,7 @@ class CoreConfig:
         self.l1_hit_latency = 33        # ld.global whose lines all hit the L1 (trace a3 >> 32 = hit lines)
         self.l1_tag_cycles_per_line = 0.0  # L1TEX stage cycles per 128-B line looked up (l1.tag_cycles_per_line)
         self.store_cycles_per_byte = 0.0   # the SM's store data path (1 / l1.store_bytes_per_cycle; 0: none)
+        self.cpa_fill_cycles_per_byte = 0.0  # the SM's cp.async intake (1 / l1.cp_async_fill_bytes_per_cycle; 0: none)
         self.store_queue_bytes = 0.0       # store data held ahead of that path before the LSU stalls
         self.store_partial_line = 0.0      # ... cycles a line with a partly written sector takes at least
         self.store_partial_sector = 0.0    # ... cycles per partly written sector (l1.store_partial_*_cycles)
@@ -331,6 +332,7 @@ class SMCore:
         self.l1_hit_lines = 0                 # 128-B lines of ld.global served by L1 (the trace's per-CTA L1 model)
         self.shared_wavefronts = 0
         self.l1_stage = [0.0] * cfg.n_sms     # per-SM L1TEX data/tag stage: free from this cycle
+        self.cpa_fill = [0.0] * cfg.n_sms     # per-SM cp.async intake (l1.cp_async_fill_bytes_per_cycle): free from
         #: per SM, line key (payload a1 >> 32, memops._line_key) -> cycle the latest ld.global of those lines that
         #: missed the L1 has its data: a later load that the trace's L1 model calls a hit cannot have the lines
         #: before they arrive (the L1's miss-under-miss; the functional pass knows the order, not the time)
@@ -1225,6 +1227,22 @@ class SMCore:
                                 done = tt + LAT[i]
                             if op == OP_CP_ASYNC:
                                 done += T.cax[i]          # .ca: through the L1 fill path (microbench ldgsts_rate)
+                                cf = self.cfg.cpa_fill_cycles_per_byte
+                                if cf:
+                                    # the SM takes cp.async data at l1.cp_async_fill_bytes_per_cycle (H100
+                                    # smem_fill: 116 B/cycle, L2-resident): this copy is accepted after the ones
+                                    # before it; the warp waits for that (long_scoreboard: per-SASS samples of
+                                    # gemm80, the IMAD.MOV rewriting an LDGSTS address register) and so does its data
+                                    fq = self.cpa_fill
+                                    a0 = fq[sm]
+                                    if a0 > tt:
+                                        done += a0 - tt
+                                        if a0 > W.hold_t:
+                                            W.hold_t = a0
+                                            W.hold_r = S.LONG_SCOREBOARD
+                                    else:
+                                        a0 = tt
+                                    fq[sm] = a0 + sectors * SECTOR_BYTES * cf
                             if gh is not None:
                                 gh(W, k, tt, True)
                         else:

@@ -468,6 +468,8 @@ def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> Co
         l1_hit_latency=int(spec.l1.hit_latency_cycles),
         l1_tag_cycles_per_line=float(spec.l1.tag_cycles_per_line),
         store_cycles_per_byte=(1.0 / float(spec.l1.store_bytes_per_cycle) if spec.l1.store_bytes_per_cycle else 0.0),
+        cpa_fill_cycles_per_byte=(1.0 / float(spec.l1.cp_async_fill_bytes_per_cycle)
+                                  if spec.l1.cp_async_fill_bytes_per_cycle else 0.0),
         atom_request=float(spec.l1.atomic_request_cycles),
         atom_lane_red=float(spec.l1.atomic_same_word_lane_cycles),
         atom_lane_ret=float(spec.l1.atomic_same_word_return_cycles),

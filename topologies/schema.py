@@ -360,6 +360,11 @@ class L1Spec(Section):
     cp_async_ca_extra_cycles: Cycles = Field(0, description="added to the completion of a non-bulk cp.async "
                                              "that allocates in L1 (.ca: LDGSTS through the L1 fill path) over one "
                                              "that bypasses it (.cg)")
+    cp_async_fill_bytes_per_cycle: PosFloat | None = Field(
+        None, description="the SM's intake of non-bulk cp.async (LDGSTS) data, bytes per SM cycle: a copy is "
+        "accepted once the copies before it have gone through, its warp issues nothing until then (ptxas reuses "
+        "an LDGSTS's address registers: the next write of them waits on the long scoreboard) and its data lands "
+        "that much later. None: no SM-wide limit")
 
     @model_validator(mode="after")
     def _check(self):
