@@ -8,6 +8,8 @@
 // (and TMA) writes of shared memory nothing (components/sm_core.py), and with ptxas's issue order
 // (sass.issue_order=2) the sm_80 GEMM gemm80 runs 13 % short of the H200 (docs/accuracy.md).
 // Clocks are never touched. Build: nvcc -O3 -gencode=arch=compute_90a,code=sm_90a smem_fill.cu
+// As run (results/h100_window_2026-12-07): filler warp w streams 256 KiB from (w x 8 KiB) mod 256 KiB on, past the
+// source's end for w > 0 (up to 312 KiB into its 2 MiB allocation); make_smem_fill_records.py models a 320 KiB source.
 #include "common.cuh"
 #include "check.cuh"
 #include <cstdio>
