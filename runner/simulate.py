@@ -123,6 +123,26 @@ def _l1_bytes_per_sm(record, program, spec, registers=None, shared_bytes=None) -
     return l1_bytes_per_sm(spec, occ)
 
 
+#: the functional pass's largest batch (threads run in lock step; workloads/functional/run.py ``iter_batches``)
+MAX_BATCH_LANES = 1 << 16
+
+
+def _batch_lanes(record, program, spec, n_sm: int, registers=None, shared_bytes=None) -> int:
+    """Threads per functional batch: at most one resident wave (``n_sm`` x CTAs per SM x threads per CTA, the
+    timing replay's occupancy) and :data:`MAX_BATCH_LANES`. The batches' lock-step order is the L2 residency model's
+    time order (workloads/functional/l2model.py): a batch larger than the wave makes the reuse between waves (a GEMM
+    re-reading A in every wave of N tiles) reuse within one lock-step step, hits the card does not get. The cluster
+    GEMM M4096 (1,024 CTAs of 128 threads, 132 resident): 2 batches of 512 CTAs read 101 MB from DRAM, 8 of 132 read
+    309 MB, the H200 339.5 MB (A re-read in each of the 8 waves: 32 MB of A + 4 of B + 4 of C exceed the 37.5 MiB
+    the L2 keeps for reuse)."""
+    from warpgraph.runner.timing import sm_occupancy
+
+    tpc = int(math.prod(record.block))
+    occ = sm_occupancy(spec, program, record, threads_per_cta=tpc, registers=registers, shared_bytes=shared_bytes)
+    lanes = -(-tpc // 32) * 32
+    return int(min(MAX_BATCH_LANES, max(1, int(n_sm)) * max(1, int(occ.ctas_per_sm)) * lanes))
+
+
 def _address_map(spec) -> dict:
     """The functional pass's per-slice / per-channel byte counts (workloads/functional/addrmap.py): the spec's
     slices, enabled channels and address-hash parameters, and the SMs and L2 partitions for the L2 fabric bytes
@@ -164,7 +184,7 @@ def _functional_pass(record, program, trace_cache, extra_key: dict, **kw):
     # every value the functional pass receives (run_functional's defaults made explicit) + mode / sample
     inputs = {k: v for k, v in kw.items() if not callable(v)}
     inputs.setdefault("seed", 0)
-    inputs.setdefault("max_lanes", 1 << 16)
+    inputs.setdefault("max_lanes", MAX_BATCH_LANES)
     key = tc.trace_key(record, **inputs, **extra_key)
 
     def result(t):
@@ -352,6 +372,8 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
         # %nsmid is the architecture's SM count (a persistent kernel sizing its grid stride by it); only such kernels'
         # functional passes (and trace-cache keys) get it
         caches["n_sm"] = int(knobs.get("n_sms") or spec.sm.count)
+    caches["max_lanes"] = _batch_lanes(record, program, spec, int(knobs.get("n_sms") or spec.sm.count),
+                                       knobs.get("registers"), knobs.get("shared_bytes"))
     amap = _address_map(spec)
     # %smid (a kernel choosing its data by SM): the first pass places CTA c on SM c % n_sm, as the first wave
     # does; after the timing pass, the functional pass re-runs with the SMs the CTAs ran on (below)

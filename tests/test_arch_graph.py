@@ -41,7 +41,8 @@ def test_contract_node_names_and_attrs(h200_graph):
     for a, b, d in g.edges(data=True):
         assert "latency_cycles" in d and "bandwidth_bytes_per_cycle" in d
     e = g.edges["xbar", "l2.s0"]
-    assert e["latency_cycles"] == spec.l2.near_latency_cycles and e["bandwidth_bytes_per_cycle"] == 32
+    assert (e["latency_cycles"] == spec.l2.near_latency_cycles
+            and e["bandwidth_bytes_per_cycle"] == spec.l2.bytes_per_cycle_per_slice)
 
 
 def test_sm_layout_follows_fabric():

@@ -38,6 +38,12 @@ _HITS_AMONG_MISSES = pytest.mark.xfail(strict=True, reason=(
     "queue behind misses once ~1 TB/s of them stream. The model serves hits apart from the DRAM queue (479 / 536); "
     "a wait behind every earlier miss of the partition overshoots at N = 4 (650 vs 437), one for outstanding miss "
     "bytes beyond a buffer undershoots (the model's streamed misses are outstanding too briefly), issue 15"))
+_SHARED_LOOKUPS = pytest.mark.xfail(strict=True, reason=(
+    "132 SMs copying the same L2-resident 32 KiB at once: seen complete after 620 cycles on the H200, 149 more than "
+    "16 KiB (~14.5 KB per cycle delivered: GPC-shared lookups). The model shares fewer of the copies' lookups "
+    "(tma_stream on one shared region: card 58.8 B/cycle per SM, model 31.7) and, with the measured slice rate "
+    "(l2.bytes_per_cycle_per_slice 28, tests/test_tma_stream_replay.py), the extra lookups queue: 768. The former "
+    "estimate 32 hid it (619)"))
 CASES = [
     "mbl_g41_f33_b16k_x100",     # L2-resident copies among 8 DRAM streams: not slowed (447)
     pytest.param("mbl_g66_f33_b16k_x100", marks=_HITS_AMONG_MISSES),
@@ -47,7 +53,7 @@ CASES = [
     pytest.param("mbl_g2_f2_b4k", marks=_SMALL_COPY),
     "mbl_g66_f66_b16k",          # 66 SMs (one per TPC on the H200) fencing (657)
     "mbl_g132_f0_b16k",          # copies alone, every SM (471)
-    "mbl_g132_f0_b32k",          # (620)
+    pytest.param("mbl_g132_f0_b32k", marks=_SHARED_LOOKUPS),   # (620)
     "mbl_g132_f132_b16k_x64",    # copies in lock-step, no fence (476)
     "mbl_g132_f0_b16k_x32",      # DRAM-missing copies alone, every SM (1,259)
     "mbl_g132_f132_b16k_x1",     # fences with nothing outstanding among fencers (277)

@@ -10,7 +10,9 @@ LRU is approximated by *insertion distance*: a sector accessed when the miss clo
 fewer than ``C`` sectors have been inserted (missed) since, i.e. ``clock - L < C``. Hits refresh ``L``. Dirty
 write-backs are counted when the miss clock sweeps past a dirty sector's slot (``dslot`` holds the number of dirty
 sectors whose last access is each clock value). Accesses arrive in functional order (CTA batches in launch order,
-all CTAs of a batch in lockstep), which approximates the hardware's time order.
+all CTAs of a batch in lockstep), which approximates the hardware's time order as long as a batch is no larger than
+the resident wave (runner/simulate.py ``_batch_lanes``; larger batches turn reuse between waves into reuse within
+one lock-step step).
 
 The object keeps the interface of the boolean ``touched``/``written`` arrays it replaces:
 ``resident = l2[sectors]`` (refreshes hits), ``l2[sectors] = True`` (access; misses are inserted),
