@@ -112,34 +112,37 @@ def split_overrides(overrides) -> tuple[dict | list | None, dict, dict]:
     return ([f"{k}={v}" for k, v in arch.items()] or None), timing, sass
 
 
-def _l1_bytes_per_sm(record, program, spec, registers=None, shared_bytes=None) -> int:
-    """Per-SM L1 capacity for the functional pass: the same occupancy (registers, shared memory, warps; the
-    ``timing.registers`` / ``timing.shared_bytes`` knobs included) the timing replay uses, and the driver's
-    shared-memory carveout (runner/timing.l1_bytes_per_sm)."""
-    from warpgraph.runner.timing import l1_bytes_per_sm, sm_occupancy
+def _occupancy(record, program, spec, registers=None, shared_bytes=None):
+    """The timing replay's occupancy of ``record`` (registers, shared memory, warps; the ``timing.registers`` /
+    ``timing.shared_bytes`` knobs included): what the functional pass's L1 capacity and batch size follow."""
+    from warpgraph.runner.timing import sm_occupancy
 
-    occ = sm_occupancy(spec, program, record, threads_per_cta=int(math.prod(record.block)), registers=registers,
-                       shared_bytes=shared_bytes)
-    return l1_bytes_per_sm(spec, occ)
+    return sm_occupancy(spec, program, record, threads_per_cta=int(math.prod(record.block)), registers=registers,
+                        shared_bytes=shared_bytes)
+
+
+def _l1_bytes_per_sm(record, program, spec, registers=None, shared_bytes=None, occ=None) -> int:
+    """Per-SM L1 capacity for the functional pass: the occupancy ``occ`` (default :func:`_occupancy`) and the
+    driver's shared-memory carveout (runner/timing.l1_bytes_per_sm)."""
+    from warpgraph.runner.timing import l1_bytes_per_sm
+
+    return l1_bytes_per_sm(spec, occ if occ is not None else _occupancy(record, program, spec, registers,
+                                                                       shared_bytes))
 
 
 #: the functional pass's largest batch (threads run in lock step; workloads/functional/run.py ``iter_batches``)
 MAX_BATCH_LANES = 1 << 16
 
 
-def _batch_lanes(record, program, spec, n_sm: int, registers=None, shared_bytes=None) -> int:
-    """Threads per functional batch: at most one resident wave (``n_sm`` x CTAs per SM x threads per CTA, the
-    timing replay's occupancy) and :data:`MAX_BATCH_LANES`. The batches' lock-step order is the L2 residency model's
+def _batch_lanes(record, occ, n_sm: int) -> int:
+    """Threads per functional batch: at most one resident wave (``n_sm`` x CTAs per SM of the occupancy ``occ`` x
+    threads per CTA) and :data:`MAX_BATCH_LANES`. The batches' lock-step order is the L2 residency model's
     time order (workloads/functional/l2model.py): a batch larger than the wave makes the reuse between waves (a GEMM
     re-reading A in every wave of N tiles) reuse within one lock-step step, hits the card does not get. The cluster
     GEMM M4096 (1,024 CTAs of 128 threads, 132 resident): 2 batches of 512 CTAs read 101 MB from DRAM, 8 of 132 read
     309 MB, the H200 339.5 MB (A re-read in each of the 8 waves: 32 MB of A + 4 of B + 4 of C exceed the 37.5 MiB
     the L2 keeps for reuse)."""
-    from warpgraph.runner.timing import sm_occupancy
-
-    tpc = int(math.prod(record.block))
-    occ = sm_occupancy(spec, program, record, threads_per_cta=tpc, registers=registers, shared_bytes=shared_bytes)
-    lanes = -(-tpc // 32) * 32
+    lanes = -(-int(math.prod(record.block)) // 32) * 32
     return int(min(MAX_BATCH_LANES, max(1, int(n_sm)) * max(1, int(occ.ctas_per_sm)) * lanes))
 
 
@@ -232,9 +235,9 @@ def _reads_clock(program) -> bool:
     return False
 
 
-def _reads_smid(program, name: str = "%smid") -> bool:
+def _reads_special(program, name: str) -> bool:
     """Whether any instruction reads the special register ``name`` (``%smid``: a kernel that picks its data or its
-    work by SM)."""
+    work by SM; ``%nsmid``: one that sizes its work by the SM count)."""
     for ins in program.instructions:
         for op in getattr(ins, "operands", ()) or ():
             if getattr(op, "space", None) == "special" and str(getattr(op, "name", "")).split(".")[0] == name:
@@ -365,22 +368,22 @@ def simulate(record_or_path=None, arch="h200", *, mode: str = "timing", override
     # one L1 per SM, shared by the CTAs that run there (CTA c on SM c % sm.count, as the first wave places them):
     # H200 ncu, microbench/results/h200_l2_counters_2026-12-04: rmsnorm's 8 KiB weight row, re-read by each of
     # 4,096 CTAs, reaches L2 once per SM (tex reads 33.8 MB = x alone)
+    n_sm = int(knobs.get("n_sms") or spec.sm.count)
+    occ = _occupancy(record, program, spec, knobs.get("registers"), knobs.get("shared_bytes"))
     caches = {"l2_capacity_bytes": l2cap, "l1_sms": int(spec.sm.count),
-              "l1_capacity_bytes": _l1_bytes_per_sm(record, program, spec, knobs.get("registers"),
-                                                    knobs.get("shared_bytes"))}
-    if _reads_smid(program, "%nsmid"):
+              "l1_capacity_bytes": _l1_bytes_per_sm(record, program, spec, occ=occ),
+              "max_lanes": _batch_lanes(record, occ, n_sm)}
+    if _reads_special(program, "%nsmid"):
         # %nsmid is the architecture's SM count (a persistent kernel sizing its grid stride by it); only such kernels'
         # functional passes (and trace-cache keys) get it
-        caches["n_sm"] = int(knobs.get("n_sms") or spec.sm.count)
-    caches["max_lanes"] = _batch_lanes(record, program, spec, int(knobs.get("n_sms") or spec.sm.count),
-                                       knobs.get("registers"), knobs.get("shared_bytes"))
+        caches["n_sm"] = n_sm
     amap = _address_map(spec)
     # %smid (a kernel choosing its data by SM): the first pass places CTA c on SM c % n_sm, as the first wave
     # does; after the timing pass, the functional pass re-runs with the SMs the CTAs ran on (below)
     smid_n = None
     smid_kw = {}
-    if _reads_smid(program):
-        smid_n = int(knobs.get("n_sms") or spec.sm.count)
+    if _reads_special(program, "%smid"):
+        smid_n = n_sm
         smid_kw = {"sm_of_cta": (lambda c, _n=smid_n: c % _n)}
     lazy_info = None
     if lazy and mode == "timing":

@@ -1,4 +1,4 @@
-"""%smid in the timing trace (runner/simulate.py ``_reads_smid``): a kernel that picks its data by SM gets the
+"""%smid in the timing trace (runner/simulate.py ``_reads_special``): a kernel that picks its data by SM gets the
 addresses of the SM each CTA runs on, not SM 0's. microbench/src/tma_stream.cu streams, on the CTAs whose %smid is
 in a set, the region of 8 TMA boxes (16 KiB each) at smid * 8: 33 SMs read 33 distinct regions from DRAM once."""
 from pathlib import Path

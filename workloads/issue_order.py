@@ -131,8 +131,8 @@ def _schedule(insts, seg: list[int], pos, full: bool = False) -> list[int]:
             p.update(x for x in readers.get(r, ()) if x != k)   # write after read
         kn = getattr(ins.kind, "name", "")
         if kn in _MEMORY:
-            # loads pass loads (no hazard: ptxas hoists gemm80's ldmatrix.trans over the plain ones); a store,
-            # atomic or barrier keeps its place against every memory access before and after it
+            # with ``full`` loads pass loads (no hazard: ptxas hoists gemm80's ldmatrix.trans over the plain
+            # ones); a store, atomic or barrier keeps its place against every memory access before and after it
             if last_mem >= 0:
                 p.add(last_mem)
             if full and kn in _LOADS:
