@@ -213,8 +213,8 @@ def records():
                  hw={"results": LAUNCH_RESULTS, "bench": "cta_turnaround", "params": {"threads": 32, "spin_cycles": 2000},
                      "stat": "gap_median"}))
     # stream_sizes.cu (results in h200_stream_sizes_2026-12-03/, ncu cold L2): one 16-B element per thread, one CTA
-    # per 256 threads, as Triton writes elementwise kernels
-    for mib in (16, 64):
+    # per 256 threads, as Triton writes elementwise kernels; 4-32 MiB: the sizes whose copies fit in one or two waves
+    for mib in (4, 8, 16, 32, 64):
         n = mib * (1 << 20) // 16
         grid = [n // 256, 1, 1]
         vec = lambda init: {"dtype": "uint32", "shape": [4 * n], "init": init}
