@@ -5,7 +5,9 @@ workloads/records/h200_large/ (full-size FlashAttention).
 Buffers, params and tensormaps are built by microbench/gallery/run_gallery_gpu.py's helpers (imported by path:
 make_buffers, param_holders); added here: cluster launches (cuLaunchKernelEx with a cluster-dimension attribute,
 the record's `cluster`) and torch references for `gemm_nt` and `attention` (fp32 on the GPU).
-usage: python3 run_records_gpu.py [--results OUT.json] [--reps N] [--no-check] RECORD_DIR...
+usage: python3 run_records_gpu.py [--results OUT.json] [--reps N] [--no-check] [--dump BUF:DIR] RECORD_DIR...
+(--dump BUF:DIR saves buffer BUF after the last timed launch of seed 0 as DIR/<record dir>.npy: the timing
+records of microbench/cluster_gemm/make_timing_record.py)
 Needs torch (CUDA), cuda-python (cuda.bindings), numpy; never warpgraph.
 """
 import argparse
@@ -71,7 +73,7 @@ def launcher(fn, rec, argp):
     return launch
 
 
-def run(d, reps, do_check, seed):
+def run(d, reps, do_check, seed, dump=None):
     rec = json.load(open(os.path.join(d, "launch.json")))
     ptx = open(os.path.join(d, rec["ptx"]), "rb").read() + b"\0"
     gen = torch.Generator(device="cuda").manual_seed(seed)
@@ -94,6 +96,9 @@ def run(d, reps, do_check, seed):
     res = {"name": rec["name"], "dir": os.path.basename(os.path.normpath(d)), "entry": rec["entry"],
            "cluster": [cx, cy, cz], "event_timed_us": times,
            "event_timed_median_us": float(np.median(times)) if times else None}
+    if dump and dump[0] in bufs:
+        os.makedirs(dump[1], exist_ok=True)
+        np.save(os.path.join(dump[1], os.path.basename(os.path.normpath(d)) + ".npy"), bufs[dump[0]].cpu().numpy())
     if do_check and rec.get("check"):
         o = rec["check"]["output"]
         out = bufs[o].double()
@@ -117,7 +122,9 @@ def main():
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--seeds", type=int, default=1, help="checks on this many fresh random inputs")
     ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--dump", default=None, help="BUF:DIR: save buffer BUF of each record (seed 0) as DIR/<record>.npy")
     a = ap.parse_args()
+    dump = tuple(a.dump.split(":", 1)) if a.dump else None
     torch.zeros(1, device="cuda")
     dirs = []
     for x in a.dirs:
@@ -129,7 +136,7 @@ def main():
     for d in dirs:
         for seed in range(a.seeds):
             try:
-                r = run(d, a.reps if seed == 0 else 1, not a.no_check, seed)
+                r = run(d, a.reps if seed == 0 else 1, not a.no_check, seed, dump if seed == 0 else None)
                 print(("OK  " if r.get("check_ok", True) else "FAIL") + f" {r['name']:45s} seed {seed} "
                       f"{r['event_timed_median_us']:10.1f} us " + " ".join(f"{k}={v['rel_err']:.2e} nan={v['nan']}"
                                                                           for k, v in r.get("outputs", {}).items()),

@@ -9,6 +9,12 @@
 // next fill of that stage writes into both CTAs.
 // Launch: grid (M/128)*(N/128) CTAs (M/128 even), cluster (2,1,1), block 128, dynamic shared memory SMEM_BYTES.
 // PTX for the launch record: nvcc -arch=sm_90a -ptx (microbench/cluster_gemm/make_record.py).
+// With -DCG_TIMING (microbench/cluster_gemm/make_timing_record.py, never a calibration record) the kernel takes one
+// more parameter, u64 tim[grid * CG_NT], and thread 0 of every CTA sums %clock64 intervals of its k loop in
+// registers (no memory operation inside the loop, so the fences see what they see in the plain kernel) and writes
+// them once at the end: the stage wait, the wgmma + bar.sync, each release arrive (MEMBAR.ALL.GPU + arrive), the
+// wait for both CTAs' releases, the TMA issue, the largest local release, and how many of the next 3 stages'
+// copies had not landed (mbarrier.test_wait) when each fence began.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -19,6 +25,7 @@
 #define STAGES 4
 #define STAGE_BYTES 32768
 #define SMEM_BYTES (STAGES * STAGE_BYTES + 1024 + 1024)  // ring + barriers + alignment slack
+#define CG_NT 10
 
 __device__ __forceinline__ uint32_t s_addr(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
@@ -55,7 +62,11 @@ __device__ __forceinline__ void wgmma_m64n128k16(float* d, uint64_t da, uint64_t
 
 extern "C" __global__ void __launch_bounds__(128, 1)
 cluster_gemm(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, __nv_bfloat16* C,
-             uint32_t M, uint32_t N, uint32_t K) {
+             uint32_t M, uint32_t N, uint32_t K
+#ifdef CG_TIMING
+             , unsigned long long* tim
+#endif
+             ) {
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t base = (s_addr(smem_raw) + 1023) & ~1023u;
   const uint32_t bars = base + STAGES * STAGE_BYTES;  // full[s] at bars + 8s, empty[s] at bars + 64 + 8s
@@ -96,6 +107,23 @@ cluster_gemm(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CU
   if (tid == 0)
     for (uint32_t kt = 0; kt < KT && kt < STAGES; ++kt) issue(kt);
 
+#ifdef CG_TIMING
+  // [0] stage wait [1] wgmma + bar.sync [2] local release [3] remote release [4] empty wait [5] issue
+  // [6] max local release [7] copies not landed at the local release [8] ... at the remote release [9] iterations
+  unsigned long long ts[CG_NT] = {0}, t0, t1;
+  auto now = [] { unsigned long long t; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory"); return t; };
+  auto pending = [&](uint32_t kt) {   // copies of stages kt+1 .. kt+3 that have not landed yet
+    uint32_t n = 0;
+    for (uint32_t j = 1; j < STAGES; ++j) {
+      if (kt + j >= KT) break;
+      uint32_t done;
+      asm volatile("{\n .reg .pred q;\n mbarrier.test_wait.parity.shared::cta.b64 q, [%1], %2;\n selp.u32 %0, 1, 0, q;\n}"
+                   : "=r"(done) : "r"(bars + 8 * ((kt + j) % STAGES)), "r"(((kt + j) / STAGES) & 1) : "memory");
+      n += 1 - done;
+    }
+    return n;
+  };
+#endif
   float acc0[64], acc1[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) { acc0[i] = 0.f; acc1[i] = 0.f; }
@@ -103,7 +131,13 @@ cluster_gemm(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CU
   for (uint32_t kt = 0; kt < KT; ++kt) {
     const uint32_t s = kt % STAGES;
     const uint32_t sa = base + s * STAGE_BYTES, sb = sa + BM * BK * 2;
+#ifdef CG_TIMING
+    if (tid == 0) t0 = now();
+#endif
     mbar_wait(bars + 8 * s, (kt / STAGES) & 1);
+#ifdef CG_TIMING
+    if (tid == 0) { t1 = now(); ts[0] += t1 - t0; t0 = t1; }
+#endif
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
@@ -114,6 +148,7 @@ cluster_gemm(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CU
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");  // (waiting for 1 group in flight makes
     // ptxas serialize the wgmmas, C7515: the accumulators are live across the loop back-edge)
     asm volatile("bar.sync 1, 128;" ::: "memory");  // every warp is done with stage s
+#ifndef CG_TIMING
     if (tid == 0) {
       release(kt);
       if (kt + STAGES < KT) {
@@ -121,6 +156,29 @@ cluster_gemm(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CU
         issue(kt + STAGES);
       }
     }
+#else
+    if (tid == 0) {   // release(kt), timed arrive by arrive
+      t1 = now(); ts[1] += t1 - t0; t0 = t1;
+      ts[7] += pending(kt);
+      const uint32_t e = bars + 64 + 8 * (kt % STAGES);
+      uint32_t re;
+      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(re) : "r"(e), "r"(rank ^ 1));
+      t0 = now();
+      asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 _, [%0];" ::"r"(e) : "memory");
+      t1 = now(); ts[2] += t1 - t0; ts[6] = ts[6] > t1 - t0 ? ts[6] : t1 - t0;
+      ts[8] += pending(kt);
+      t0 = now();
+      asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(re) : "memory");
+      t1 = now(); ts[3] += t1 - t0; t0 = t1;
+      if (kt + STAGES < KT) {
+        mbar_wait_cluster(bars + 64 + 8 * s, (kt / STAGES) & 1);
+        t1 = now(); ts[4] += t1 - t0; t0 = t1;
+        issue(kt + STAGES);
+        t1 = now(); ts[5] += t1 - t0; t0 = t1;
+      }
+      ts[9] += 1;
+    }
+#endif
     __syncwarp();
   }
 
@@ -135,5 +193,9 @@ cluster_gemm(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CU
     *(__nv_bfloat162*)&C[(size_t)(row0 + 64) * N + col] = __floats2bfloat162_rn(acc1[4 * j], acc1[4 * j + 1]);
     *(__nv_bfloat162*)&C[(size_t)(row0 + 72) * N + col] = __floats2bfloat162_rn(acc1[4 * j + 2], acc1[4 * j + 3]);
   }
+#ifdef CG_TIMING
+  if (tid == 0)
+    for (int i = 0; i < CG_NT; ++i) tim[(size_t)blockIdx.x * CG_NT + i] = ts[i];
+#endif
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }

@@ -1,0 +1,63 @@
+"""Timing records of the cluster GEMM (issue 19: where the H200's stage-release fences spend their cycles in situ).
+
+`nvcc -arch=sm_90a -DCG_TIMING -ptx microbench/src/cluster_gemm.cu`: the kernel of the bundled records with one more
+parameter, `tim` (u64 [grid x 10]), into which thread 0 of every CTA writes %clock64 sums of its k loop once at the
+end (no memory operation inside the loop). Three fence variants per size, as the bundled records: `rel` (both stage
+releases `.release.cluster`: MEMBAR.ALL.GPU each), `rlxremote` (the remote one `.relaxed`), `rlx` (both relaxed).
+Not calibration records (no measured.json; the kernel differs from the bundled one by the clock reads and the
+mbarrier.test_wait probes). Run them with
+    python3 microbench/cluster_gemm/run_records_gpu.py --reps 3 --seeds 1 --dump tim:DIR OUT/h200_cluster_timing
+and summarise DIR with microbench/cluster_gemm/parse_timing.py. Needs nvcc; stdlib only.
+usage: python3 microbench/cluster_gemm/make_timing_record.py OUT [SIZE ...]   (default 2048 4096)
+"""
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import make_record  # noqa: E402  (the bundled records' launch parameters)
+
+NT = 10   # CG_NT of cluster_gemm.cu
+LOCAL = "mbarrier.arrive.release.cluster.shared::cta.b64"
+REMOTE = "mbarrier.arrive.release.cluster.shared::cluster.b64"
+VARIANTS = {"rel": [], "rlxremote": [REMOTE], "rlx": [LOCAL, REMOTE]}
+
+
+def timing_ptx():
+    r = subprocess.run(["nvcc", "-arch=sm_90a", "-DCG_TIMING", "-ptx", "-o", "-", make_record.SRC],
+                       capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(r.stderr)
+    return r.stdout
+
+
+def main(out, sizes):
+    ptx = timing_ptx()
+    ver = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-2]
+    for n in sizes:
+        _, rec = make_record.record(n, ver)
+        for v, relax in VARIANTS.items():
+            text = ptx
+            for s in relax:
+                assert s in text, s
+                text = text.replace(s, s.replace(".release.", ".relaxed."))
+            name = f"cluster_gemm_timing_{v}_M{n}"
+            r = dict(rec, name=name)
+            r["source"] = dict(rec["source"], command="nvcc -arch=sm_90a -DCG_TIMING -ptx",
+                               generator="microbench/cluster_gemm/make_timing_record.py", variant=v)
+            grid = r["grid"][0]
+            r["buffers"] = dict(rec["buffers"], tim={"dtype": "uint64", "shape": [grid * NT], "init": "zeros"})
+            r["params"] = rec["params"] + [{"ptr": "tim"}]
+            d = os.path.join(out, "h200_cluster_timing", name)
+            os.makedirs(d, exist_ok=True)
+            open(os.path.join(d, "kernel.ptx"), "w").write(text)
+            json.dump(r, open(os.path.join(d, "launch.json"), "w"), indent=1)
+            print("wrote", d)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    main(sys.argv[1], [int(x) for x in sys.argv[2:]] or [2048, 4096])
