@@ -14,7 +14,10 @@
 // registers (no memory operation inside the loop, so the fences see what they see in the plain kernel) and writes
 // them once at the end: the stage wait, the wgmma + bar.sync, each release arrive (MEMBAR.ALL.GPU + arrive), the
 // wait for both CTAs' releases, the TMA issue, the largest local release, and how many of the next 3 stages'
-// copies had not landed (mbarrier.test_wait) when each fence began.
+// copies had not landed (mbarrier.test_wait) when each fence began. -DCG_SYNC_AFTER (with CG_TIMING) adds a bar.sync
+// after thread 0's release and refill, so the other three warps wait there instead of at the next wgmma; -DCG_SPIN=D
+// spins D cycles before the local release (not counted in its interval); -DCG_NOMC loads both halves of the B tile
+// in each CTA instead of multicasting one half to both; -DCG_NOMMA replaces the wgmma by a 600-cycle spin.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -90,11 +93,19 @@ cluster_gemm(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CU
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
         ::"r"(sa), "l"((uint64_t)&tmA), "r"(kt * BK), "r"(m_tile * BM), "r"(full) : "memory");
+#ifndef CG_NOMC
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
         " [%0], [%1, {%2, %3}], [%4], %5;"
         ::"r"(sb + rank * (BN / 2) * BK * 2), "l"((uint64_t)&tmB), "r"(kt * BK), "r"(n_tile * BN + rank * (BN / 2)),
         "r"(full), "h"((unsigned short)3) : "memory");
+#else  // (timing variant) no multicast: each CTA loads both halves of the B tile itself
+    for (uint32_t h = 0; h < 2; ++h)
+      asm volatile(
+          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+          ::"r"(sb + h * (BN / 2) * BK * 2), "l"((uint64_t)&tmB), "r"(kt * BK), "r"(n_tile * BN + h * (BN / 2)),
+          "r"(full) : "memory");
+#endif
   };
   auto release = [&](uint32_t kt) {  // both CTAs' producers may refill stage kt % STAGES once we are done with it
     const uint32_t e = bars + 64 + 8 * (kt % STAGES);
@@ -138,6 +149,7 @@ cluster_gemm(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CU
 #ifdef CG_TIMING
     if (tid == 0) { t1 = now(); ts[0] += t1 - t0; t0 = t1; }
 #endif
+#ifndef CG_NOMMA
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk) {
@@ -147,6 +159,9 @@ cluster_gemm(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CU
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");  // (waiting for 1 group in flight makes
     // ptxas serialize the wgmmas, C7515: the accumulators are live across the loop back-edge)
+#else  // (timing variant) no tensor core: a 600-cycle spin stands for the wgmma (the output is not the product)
+    { unsigned long long t2 = now(); while (now() - t2 < 600) {} }
+#endif
     asm volatile("bar.sync 1, 128;" ::: "memory");  // every warp is done with stage s
 #ifndef CG_TIMING
     if (tid == 0) {
@@ -159,6 +174,9 @@ cluster_gemm(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CU
 #else
     if (tid == 0) {   // release(kt), timed arrive by arrive
       t1 = now(); ts[1] += t1 - t0; t0 = t1;
+#ifdef CG_SPIN
+      while (now() - t1 < CG_SPIN) {}   // the fence CG_SPIN cycles later (the copies in flight age)
+#endif
       ts[7] += pending(kt);
       const uint32_t e = bars + 64 + 8 * (kt % STAGES);
       uint32_t re;
@@ -178,6 +196,9 @@ cluster_gemm(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CU
       }
       ts[9] += 1;
     }
+#ifdef CG_SYNC_AFTER
+    asm volatile("bar.sync 1, 128;" ::: "memory");  // the other warps wait here, not at the next wgmma
+#endif
 #endif
     __syncwarp();
   }
