@@ -181,6 +181,7 @@ class CoreConfig:
         self.fence_latency = 8
         self.membar_gpu = 0             # MEMBAR.ALL.GPU with nothing outstanding (latencies.membar_gpu_cycles)
         self.membar_drain = 0           # ... after the last outstanding TMA copy / store (latencies.membar_drain_cycles)
+        self.membar_tma = 0             # ... at least, once the SM's TMA unit has taken a copy (latencies.membar_after_tma_cycles)
         self.membar_sm = False          # ... and after every global request of the SM (latencies.membar_drains sm)
         self.clock_latency = 2
         self.mbar_wait_reason = S.LONG_SCOREBOARD     # no-hint try_wait: SYNCS.PHASECHK result (L1TEX path)
@@ -226,7 +227,7 @@ class _Warp:
                  "n", "pos", "a0", "a1", "a2", "a3", "act", "rr", "rk", "t", "tlast", "hold_t", "hold_r", "prio",
                  "age", "issued", "ptx", "launch", "cpa_open", "cpa_groups", "wg_open", "wg_groups", "wg_ord",
                  "st_ack", "tma_next", "mma_next", "parked", "wait_dsts", "done", "exit_t", "nclock", "st",
-                 "wake", "gack", "stall", "hot", "pi", "cs_t", "bk", "hsplit")
+                 "wake", "gack", "stall", "hot", "pi", "cs_t", "bk", "hsplit", "tx_sync")
 
 
 class _WgSplit:
@@ -378,6 +379,7 @@ class SMCore:
         #: ``selected`` column holding its issue cycles; None (the default): not kept, one test per stalled issue
         self.stall_prof: list[list[int]] | None = None
         self._mwait: dict[int, tuple[int, int]] = {}     # bundle -> (mbarrier key, wait start) while parked
+        self.tx_bars: set[int] = set()   # mbarriers that TMA copies complete (a wait on one marks the warp: _membar)
         # ``ghost(W, k, t, late)``: called before and after a cp.async / TMA load issues (sampled mode's fills of the CTAs a
         # sampled CTA stands for: runner/ghost_fills.py); None in detailed mode
         self.ghost = None
@@ -511,6 +513,7 @@ class SMCore:
             W.wg_groups = []
             W.wg_ord = 0
             W.st_ack = 0
+            W.tx_sync = False   # the warp issued a TMA copy or waited on a barrier TMA copies complete (SMCore._membar)
             W.gack = 0       # the warp's global stores / atomics acknowledged by L2 (gpu-scope fences wait)
             W.tma_next = 0
             W.mma_next = 0
@@ -1317,6 +1320,8 @@ class SMCore:
                         elif self.mbar is None:
                             done = tt + LAT[i]
                         else:
+                            if W.a1[k] in self.tx_bars:
+                                W.tx_sync = True
                             W.wait_dsts = DSTS[i]
                             wk = W.wake
                             if wk is None or wk[0] != reason:
@@ -1354,6 +1359,9 @@ class SMCore:
                         gh = None if store else self.ghost
                         if gh is not None:
                             gh(W, k, tt, False)
+                        W.tx_sync = True
+                        if W.a1[k] >= 0:
+                            self.tx_bars.add(W.a1[k])
                         if self.tma is not None:
                             nxt = self.tma.issue(tt, sm, W.g, nbytes, W.a3[k], 0 if store else W.a2[k], W.a1[k],
                                                  store)
@@ -1628,6 +1636,16 @@ class SMCore:
         (microbench/results/h200_cluster_sync_2026-12-03): ``membar_gpu`` with nothing outstanding, else
         ``membar_drain`` after the last of the SM's outstanding bulk (TMA) copies and the warp's stores."""
         h = tt + self.cfg.membar_gpu
+        if W.tx_sync:
+            # the warp issued a TMA copy, or waited on / tested a barrier TMA copies complete, since its last fence:
+            # the fence takes membar_after_tma_cycles even with every copy landed (H100 in situ, the cluster GEMM's k
+            # loop: 629-705 cycles, microbench/results/h100_cluster_gemm_timing_2026-12-08; behind an own bulk copy
+            # 647-700, cluster_sync / membar_load); a fence right after a fence, or after waits on barriers no copy
+            # completes, costs membar_gpu_cycles (H200: the plain kernel's second release ~260 cycles, the remote-arrive
+            # ping-pong 272 a fence)
+            W.tx_sync = False
+            if tt + self.cfg.membar_tma > h:
+                h = tt + self.cfg.membar_tma
         out = W.st_ack
         if self.tma is not None:
             a = self.tma.active[W.sm]
@@ -1732,6 +1750,9 @@ class SMCore:
                     t_done = tt + T.lat[i]
                 mem = self.cl_members[self.cl_of[W.cta]] if self.cl_of else [W.cta]
                 targets = [mem[r] for r in range(len(mem)) if mask >> r & 1]
+                W.tx_sync = True
+                for c in targets:
+                    self.tx_bars.add((c << 32) | (key & 0xFFFFFFFF))
                 self.eng.schedule(max(t_done, self.eng.now), self._mcast_deliver, W, i, targets, nbytes,
                                   key & 0xFFFFFFFF)
         elif op == OP_CBAR_ARRIVE:           # barrier.cluster.arrive (.release waits for the warp's stores)

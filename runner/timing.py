@@ -457,6 +457,7 @@ def core_config(spec, n_sms: int | None = None, policy: str | None = None) -> Co
         bar_per_warp=int(lat.bar_sync_cycles_per_warp),
         membar_gpu=int(lat.membar_gpu_cycles),
         membar_drain=int(lat.membar_drain_cycles),
+        membar_tma=int(lat.membar_after_tma_cycles),
         membar_sm=lat.membar_drains == "sm",
         branch_latency=int(lat.branch.latency_cycles) // 2,
         launch_latency=int(cs.launch_latency_cycles),

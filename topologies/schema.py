@@ -644,6 +644,10 @@ class LatenciesSpec(Section):
                                              "cycles after the previous one (0 = arrivals cost nothing)")
     membar_gpu_cycles: Cycles = Field(0, description="MEMBAR.ALL.GPU (fence.acq_rel.cluster/gpu/sys, the implicit fence of mbarrier.arrive .release.cluster/gpu and of barrier.cluster.arrive.release) with nothing outstanding")
     membar_drain_cycles: Cycles = Field(0, description="MEMBAR.ALL.GPU completes this long after the last of the SM's outstanding bulk (TMA) copies and the warp's stores completes")
+    membar_after_tma_cycles: Cycles = Field(0, description="MEMBAR.ALL.GPU of a warp that issued a TMA copy, or waited on "
+                                            "or tested an mbarrier that TMA copies complete, since its last fence "
+                                            "takes at least this long, whether or not a copy is outstanding "
+                                            "(0: no such floor)")
     membar_drains: Literal["warp", "sm"] = Field(
         "warp", description="what else MEMBAR.ALL.GPU (and the release side of a .release / .acq_rel atomic) "
                             "waits for, membar_drain_cycles after its completion: 'warp' = the warp's own stores "

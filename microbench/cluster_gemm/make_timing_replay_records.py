@@ -30,6 +30,7 @@ def main():
         shutil.copy(os.path.join(src, "kernel.ptx"), d)
         rec = json.load(open(os.path.join(src, "launch.json")))
         rec["name"] = name
+        rec.pop("check", None)     # replay records carry no output check (the kernel's clock sums are the result)
         rec["source"]["hardware"] = {"results": RESULT, "bench": "cluster_gemm_timing",
                                      "params": {"record": f"cluster_gemm_timing_{v}_M2048_g16"},
                                      "card": "NVIDIA H100 80GB HBM3, 1980 MHz as found"}

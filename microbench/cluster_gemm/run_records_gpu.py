@@ -14,7 +14,6 @@ import argparse
 import importlib.util
 import json
 import os
-import sys
 
 import numpy as np
 import torch
