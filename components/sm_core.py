@@ -181,7 +181,7 @@ class CoreConfig:
         self.fence_latency = 8
         self.membar_gpu = 0             # MEMBAR.ALL.GPU with nothing outstanding (latencies.membar_gpu_cycles)
         self.membar_drain = 0           # ... after the last outstanding TMA copy / store (latencies.membar_drain_cycles)
-        self.membar_tma = 0             # ... at least, once the SM's TMA unit has taken a copy (latencies.membar_after_tma_cycles)
+        self.membar_tma = 0             # ... at least, after the warp's TMA work since its last fence (latencies.membar_after_tma_cycles)
         self.membar_sm = False          # ... and after every global request of the SM (latencies.membar_drains sm)
         self.clock_latency = 2
         self.mbar_wait_reason = S.LONG_SCOREBOARD     # no-hint try_wait: SYNCS.PHASECHK result (L1TEX path)
