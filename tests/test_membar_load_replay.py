@@ -94,16 +94,16 @@ def test_a_fence_behind_its_own_copy_costs_the_drain_and_one_with_nothing_outsta
     busy, _ = _replay("mbl_g2_f2_b16k")
     idle, _ = _replay("mbl_g132_f132_b16k_x1")
     assert idle < 300 < 2 * idle < busy
-    # the drain alone (without the floor of an SM that used its TMA unit, latencies.membar_after_tma_cycles)
+    # the drain alone (without the floor of a warp that did TMA work since its last fence, latencies.membar_after_tma_cycles)
     nofloor = {"latencies.membar_after_tma_cycles": 0}
     drained, _ = _replay("mbl_g2_f2_b16k", nofloor)
     shorter, _ = _replay("mbl_g2_f2_b16k", {**nofloor, "latencies.membar_drain_cycles": 100})
     assert shorter == pytest.approx(drained - 102, abs=2)
 
 
-def test_the_tma_floor_applies_only_to_an_sm_that_used_its_tma_unit():
-    """latencies.membar_after_tma_cycles (661, H100 in situ): behind its own copy the fence takes at least that long
-    (H200 652); fencers that issued no copy keep membar_gpu_cycles (H200 277)."""
+def test_the_tma_floor_applies_only_after_tma_work():
+    """latencies.membar_after_tma_cycles (661, H100 in situ): behind the warp's own copy the fence takes at least that
+    long (H200 652); fencers that issued no copy keep membar_gpu_cycles (H200 277)."""
     busy, hw_busy = _replay("mbl_g2_f2_b16k")
     assert busy == pytest.approx(661 + 2, abs=20) and busy == pytest.approx(hw_busy, rel=0.05)
     idle, hw_idle = _replay("mbl_g132_f132_b16k_x1")

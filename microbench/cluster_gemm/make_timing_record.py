@@ -19,6 +19,7 @@ the fence costs with the number of SMs running the kernel.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -26,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import make_record  # noqa: E402  (the bundled records' launch parameters)
 
-NT = 10   # CG_NT of cluster_gemm.cu
+NT = int(re.search(r"#define CG_NT (\d+)", open(make_record.SRC).read()).group(1))   # sums per CTA in `tim`
 LOCAL = "mbarrier.arrive.release.cluster.shared::cta.b64"
 REMOTE = "mbarrier.arrive.release.cluster.shared::cluster.b64"
 VARIANTS = {"rel": [], "rlxremote": [REMOTE], "rlx": [LOCAL, REMOTE], "relsync": [], "rlxsync": [LOCAL, REMOTE],
@@ -44,6 +45,20 @@ def timing_ptx(*defines):
     return r.stdout
 
 
+def _write(d, rec, ptx):
+    os.makedirs(d, exist_ok=True)
+    open(os.path.join(d, "kernel.ptx"), "w").write(ptx)
+    json.dump(rec, open(os.path.join(d, "launch.json"), "w"), indent=1)
+    print("wrote", d)
+
+
+def _on_grid(rec, grid, **extra):
+    """``rec`` launched on ``grid`` CTAs, its `tim` buffer sized to them."""
+    r = dict(rec, grid=[grid, 1, 1], **extra)
+    r["buffers"] = dict(rec["buffers"], tim={"dtype": "uint64", "shape": [grid * NT], "init": "zeros"})
+    return r
+
+
 def main(out, sizes):
     ptxs = {v: timing_ptx(*DEFINES.get(v, [])) for v in VARIANTS}
     ver = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-2]
@@ -55,28 +70,17 @@ def main(out, sizes):
                 assert s in text, s
                 text = text.replace(s, s.replace(".release.", ".relaxed."))
             name = f"cluster_gemm_timing_{v}_M{n}"
-            r = dict(rec, name=name)
+            r = _on_grid(rec, rec["grid"][0], name=name)
             if v == "relnomma":
                 r["check"] = None      # no product: a spin stands for the wgmma
             r["source"] = dict(rec["source"], command="nvcc -arch=sm_90a -DCG_TIMING -ptx",
                                generator="microbench/cluster_gemm/make_timing_record.py", variant=v)
-            grid = r["grid"][0]
-            r["buffers"] = dict(rec["buffers"], tim={"dtype": "uint64", "shape": [grid * NT], "init": "zeros"})
             r["params"] = rec["params"] + [{"ptr": "tim"}]
-            d = os.path.join(out, "h200_cluster_timing", name)
-            os.makedirs(d, exist_ok=True)
-            open(os.path.join(d, "kernel.ptx"), "w").write(text)
-            json.dump(r, open(os.path.join(d, "launch.json"), "w"), indent=1)
-            print("wrote", d)
+            _write(os.path.join(out, "h200_cluster_timing", name), r, text)
             if n == 2048 and v in ("rel", "rlx"):
                 for g in os.environ.get("CG_GRIDS", "").split():
-                    rg = dict(r, name=f"{name}_g{g}", grid=[int(g), 1, 1], check=None)
-                    rg["buffers"] = dict(r["buffers"], tim={"dtype": "uint64", "shape": [int(g) * NT], "init": "zeros"})
-                    dg = os.path.join(out, "h200_cluster_timing_grids", rg["name"])
-                    os.makedirs(dg, exist_ok=True)
-                    open(os.path.join(dg, "kernel.ptx"), "w").write(text)
-                    json.dump(rg, open(os.path.join(dg, "launch.json"), "w"), indent=1)
-                    print("wrote", dg)
+                    rg = _on_grid(r, int(g), name=f"{name}_g{g}", check=None)
+                    _write(os.path.join(out, "h200_cluster_timing_grids", rg["name"]), rg, text)
 
 
 if __name__ == "__main__":

@@ -8,10 +8,13 @@ import sys
 import numpy as np
 
 NAMES = ["stage_wait", "wgmma_bar", "local_release", "remote_release", "empty_wait", "issue"]
+NT = 10   # sums per CTA in `tim` (CG_NT of microbench/src/cluster_gemm.cu; the last one counts the iterations)
 
 
 def summary(t):
-    t = t.reshape(-1, 10).astype(np.float64)
+    """Per-iteration phase means (and the rest below) of a `tim` buffer: the device's dump, or a simulation's output
+    (tests/test_cluster_gemm_timing_replay.py)."""
+    t = np.asarray(t).astype(np.uint64).reshape(-1, NT).astype(np.float64)
     it = t[:, 9:10]
     per = t[:, :6] / it
     out = {k: round(float(per[:, j].mean()), 1) for j, k in enumerate(NAMES)}
@@ -31,9 +34,9 @@ def main(d):
         if not f.endswith(".npy"):
             continue
         t = np.load(os.path.join(d, f)).view(np.uint64)
-        n = t.size // 10
-        res[f[:-4]] = {"all": summary(t), "wave1": summary(t[: min(n, 132) * 10]),
-                       "later": summary(t[132 * 10:]) if n > 132 else None}
+        n = t.size // NT
+        res[f[:-4]] = {"all": summary(t), "wave1": summary(t[: min(n, 132) * NT]),
+                       "later": summary(t[132 * NT:]) if n > 132 else None}
     print(json.dumps(res, indent=1))
 
 
